@@ -1,0 +1,65 @@
+"""The exceptions veriscribe raises, each saying whether a retry could help.
+
+``VeriscribeError`` is the root; the CLI prints its ``user_message`` in one line and exits
+with code 1. Anything else escaping to the CLI is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class VeriscribeError(Exception):
+    """A failure the user can act on."""
+
+    retryable: bool = False
+
+    def __init__(self, user_message: str, *, retryable: bool | None = None) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class ConfigError(VeriscribeError):
+    """Settings or a model SPEC that cannot work."""
+
+
+class ModelFileMissing(ConfigError):
+    """The GGUF file for the embedded backend does not exist or is not a GGUF file."""
+
+
+class BackendUnavailable(VeriscribeError):
+    """A model server could not be reached or answered with a server error."""
+
+    retryable = True
+
+
+class ModelTimeout(BackendUnavailable):
+    """A model call took longer than the configured timeout."""
+
+
+class ContextOverflow(VeriscribeError):
+    """A prompt would not fit the model's context window; it was not sent."""
+
+    def __init__(self, user_message: str, *, prompt_tokens: int, budget: int) -> None:
+        super().__init__(user_message)
+        self.prompt_tokens = prompt_tokens
+        self.budget = budget
+
+
+class StructuredOutputError(VeriscribeError):
+    """The model's output did not parse into the expected schema, even after repair."""
+
+    def __init__(self, user_message: str, *, raw: str = "") -> None:
+        super().__init__(user_message)
+        self.raw = raw
+
+
+class InputError(VeriscribeError):
+    """An input document that cannot be read: malformed, empty or of an unknown kind."""
+
+
+class NotFound(VeriscribeError):
+    """A run, corpus or document that does not exist."""
+
+
+RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (BackendUnavailable,)
