@@ -19,15 +19,21 @@ class LLMSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    temperature: float = Field(0.1, description="Sampling temperature (the papers use 0.1).")
+    temperature: float = Field(
+        0.1, description="Sampling temperature (the papers use 0.1)."
+    )
     context_tokens: int = Field(
         8192, ge=512, description="Context window to request (num_ctx / n_ctx)."
     )
     max_output_tokens: int = Field(
         1024, ge=16, description="Output tokens reserved in the budget of every call."
     )
-    timeout_s: float = Field(600.0, gt=0, description="Seconds before a call times out.")
-    retries: int = Field(2, ge=0, description="Retries of a call that failed transiently.")
+    timeout_s: float = Field(
+        600.0, gt=0, description="Seconds before a call times out."
+    )
+    retries: int = Field(
+        2, ge=0, description="Retries of a call that failed transiently."
+    )
     concurrency: int = Field(
         4, ge=1, description="Model calls in flight at once (per process)."
     )
@@ -46,9 +52,12 @@ class Settings(BaseSettings):
         default_factory=lambda: default_data_dir() / "veriscribe.sqlite",
         description="SQLite database holding runs, checkpoints, corpora and call logs.",
     )
-    model: str = Field("local", description="Default model SPEC (see `veriscribe doctor`).")
+    model: str = Field(
+        "local", description="Default model SPEC (see `veriscribe doctor`)."
+    )
     local_model: Path | None = Field(
-        None, description="GGUF file for the `local` backend; default: the bundled model."
+        None,
+        description="GGUF file for the `local` backend; default: the bundled model.",
     )
     base_url: str | None = Field(
         None, description="Base URL for `openai:` SPECs (else OPENAI_BASE_URL)."

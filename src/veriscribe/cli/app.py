@@ -1,0 +1,185 @@
+"""The veriscribe command line: parse, call ``service``, render."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from veriscribe import service
+from veriscribe.cli import render
+from veriscribe.errors import VeriscribeError
+from veriscribe.settings import Settings
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="veriscribe",
+    help="Biomedical abstracts and guideline answers that a reader can check.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+runs_app = typer.Typer(
+    help="List, inspect and resume batch runs.", no_args_is_help=True
+)
+corpus_app = typer.Typer(help="Manage guideline corpora.", no_args_is_help=True)
+eval_app = typer.Typer(help="Evaluate abstracts, answers, retrieval and labels.")
+app.add_typer(runs_app, name="runs")
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(eval_app, name="eval")
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="Model SPEC: local, ollama:<m>, openai:<m>, sim[:...]"
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Server URL for openai: SPECs (vLLM, llama.cpp)."),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON only.")
+]
+
+
+def settings_for(model: str | None = None, base_url: str | None = None) -> Settings:
+    """Return settings from the environment with CLI overrides applied."""
+    try:
+        return Settings().with_overrides(model=model, base_url=base_url)
+    except ValueError as exc:
+        render.error_line(f"bad setting: {exc}")
+        raise typer.Exit(1) from exc
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a service coroutine; a VeriscribeError becomes one error line and exit 1."""
+    try:
+        return asyncio.run(coro)
+    except VeriscribeError as exc:
+        render.error_line(exc.user_message)
+        raise typer.Exit(1) from exc
+    except KeyboardInterrupt:
+        render.error_line("interrupted")
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def doctor(
+    *, model: ModelOpt = None, base_url: BaseUrlOpt = None, json_out: JsonOpt = False
+) -> None:
+    """Check a backend with one real round trip and measure tokens per second."""
+    settings = settings_for(model, base_url)
+    report = run(service.doctor(settings, model)).as_dict()
+    if json_out:
+        render.print_json(report)
+    else:
+        render.doctor_report(report)
+
+
+def _later(name: str) -> None:
+    render.not_available(name)
+    raise typer.Exit(2)
+
+
+@app.command()
+def abstract(path: Path) -> None:
+    """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
+    _later("abstract")
+
+
+@app.command()
+def batch(inputs: list[str], *, out: Annotated[Path, typer.Option("--out")]) -> None:
+    """Write abstracts for many articles, resumably."""
+    _later("batch")
+
+
+@runs_app.command("list")
+def runs_list() -> None:
+    """List batch runs."""
+    _later("runs list")
+
+
+@runs_app.command("show")
+def runs_show(run_id: str) -> None:
+    """Show one run with its failures."""
+    _later("runs show")
+
+
+@runs_app.command("resume")
+def runs_resume(run_id: str) -> None:
+    """Resume an interrupted run."""
+    _later("runs resume")
+
+
+@corpus_app.command("add")
+def corpus_add(name: str, paths: list[Path]) -> None:
+    """Add guideline documents to a corpus."""
+    _later("corpus add")
+
+
+@corpus_app.command("list")
+def corpus_list() -> None:
+    """List corpora."""
+    _later("corpus list")
+
+
+@corpus_app.command("show")
+def corpus_show(name: str) -> None:
+    """Show a corpus's documents and sections."""
+    _later("corpus show")
+
+
+@app.command()
+def ask(question: str, *, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
+    """Answer a question from a guideline corpus with checked verbatim citations."""
+    _later("ask")
+
+
+@app.command()
+def chat(*, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
+    """Chat with a guideline corpus; every claim is checked."""
+    _later("chat")
+
+
+@app.command()
+def verify(answer: str, *, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
+    """Check an answer that carries citation markers."""
+    _later("verify")
+
+
+@eval_app.command("abstracts")
+def eval_abstracts(results: Path) -> None:
+    """Score generated abstracts against references."""
+    _later("eval abstracts")
+
+
+@eval_app.command("qa")
+def eval_qa(results: Path) -> None:
+    """Score checked answers: the claim funnel and support rates."""
+    _later("eval qa")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(*, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
+    """Measure retrieval hit rate on a question set."""
+    _later("eval retrieval")
+
+
+@eval_app.command("labels")
+def eval_labels(data: Path) -> None:
+    """Score the first-sentence labeller on BIORC800-format data."""
+    _later("eval labels")
+
+
+def main() -> None:
+    """Run the command line."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

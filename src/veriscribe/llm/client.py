@@ -1,0 +1,347 @@
+"""The one way veriscribe calls a model: budget, cache, timeout, JSON repair, call log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel
+
+from veriscribe.errors import (
+    BackendUnavailable,
+    ModelTimeout,
+    StructuredOutputError,
+    VeriscribeError,
+)
+from veriscribe.llm.budget import TokenCounter, check_budget
+from veriscribe.llm.spec import ModelSpec
+from veriscribe.llm.structured import (
+    ParseFailure,
+    json_schema,
+    loads_lenient,
+    parse_model,
+)
+from veriscribe.settings import LLMSettings
+from veriscribe.store.db import CachedResponse, Store, cache_key
+
+T = TypeVar("T", bound=BaseModel)
+V = TypeVar("V")
+
+# Which run and graph thread a call belongs to, for the call log.
+call_scope: contextvars.ContextVar[tuple[str | None, str | None]] = (
+    contextvars.ContextVar("call_scope", default=(None, None))
+)
+
+
+@dataclass
+class Usage:
+    """Model calls and tokens spent."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cached: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached + other.cached,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """Return the usage as the ``usage`` object of results."""
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_calls": self.cached,
+        }
+
+
+@dataclass
+class Completion(Generic[V]):
+    """The result of one logical model call (its repair attempt included)."""
+
+    value: V
+    raw: str
+    usage: Usage
+    seconds: float
+    repaired: bool = False
+
+
+Messages = str | Sequence[BaseMessage]
+JsonKwargs = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def as_messages(prompt: Messages, system: str | None = None) -> list[BaseMessage]:
+    """Return the prompt as a message list (a string becomes one user message)."""
+    messages: list[BaseMessage] = [SystemMessage(system)] if system else []
+    if isinstance(prompt, str):
+        messages.append(HumanMessage(prompt))
+    else:
+        messages.extend(prompt)
+    return messages
+
+
+@dataclass
+class LLM:
+    """A chat model with veriscribe's guarantees around every call."""
+
+    spec: ModelSpec
+    chat: BaseChatModel
+    settings: LLMSettings
+    count_tokens: TokenCounter
+    json_kwargs: JsonKwargs
+    limit_kwargs: Callable[[int], dict[str, Any]]
+    context_tokens: int
+    store: Store | None = None
+    endpoint: str = ""
+    model_name: str = ""
+    calls_made: int = 0
+    _gate: asyncio.Semaphore | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        """Return the model identifier that goes into results."""
+        return f"{self.spec.backend}:{self.model_name or self.spec.name}"
+
+    def prompt_budget(self, max_output: int | None = None) -> int:
+        """Return how many prompt tokens fit beside ``max_output`` reserved tokens."""
+        return self.context_tokens - (max_output or self.settings.max_output_tokens)
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.settings.concurrency)
+        return self._gate
+
+    async def text(
+        self, prompt_id: str, prompt: Messages, *, max_tokens: int | None = None
+    ) -> Completion[str]:
+        """Call the model for free text."""
+        messages = as_messages(prompt)
+        raw, usage, seconds = await self._call(prompt_id, messages, max_tokens, None)
+        return Completion(raw, raw, usage, seconds)
+
+    async def json(
+        self,
+        prompt_id: str,
+        prompt: Messages,
+        schema: type[T],
+        *,
+        max_tokens: int | None = None,
+    ) -> Completion[T]:
+        """Call the model for a JSON object, validated into ``schema``.
+
+        Backends that can constrain decoding get the schema; the output is parsed
+        leniently, and if it still does not validate the model is asked once to repair
+        it. A second failure raises StructuredOutputError.
+        """
+        messages = as_messages(prompt)
+        schema_json = json_schema(schema)
+        raw, usage, seconds = await self._call(
+            prompt_id, messages, max_tokens, schema_json
+        )
+        try:
+            return Completion(parse_model(raw, schema), raw, usage, seconds)
+        except ParseFailure as first:
+            repair = [
+                *messages,
+                AIMessage(raw or "(empty)"),
+                HumanMessage(
+                    f"That reply was not usable: {first.reason}. Reply again with only "
+                    "the corrected JSON object, with every required field."
+                ),
+            ]
+            raw2, usage2, seconds2 = await self._call(
+                f"{prompt_id}+repair", repair, max_tokens, schema_json
+            )
+            usage, seconds = usage + usage2, seconds + seconds2
+            try:
+                value = parse_model(raw2, schema)
+            except ParseFailure as second:
+                raise StructuredOutputError(
+                    f"{prompt_id}: no valid {schema.__name__} after one repair "
+                    f"({second.reason})",
+                    raw=raw2,
+                ) from second
+            await self._cache_put(
+                prompt_id, messages, max_tokens, schema_json, raw2, usage2
+            )
+            return Completion(value, raw2, usage, seconds, repaired=True)
+
+    def _key(
+        self,
+        messages: list[BaseMessage],
+        max_tokens: int | None,
+        schema: dict[str, Any] | None,
+    ) -> str:
+        return cache_key(
+            self.spec.backend,
+            self.model_name or self.spec.name,
+            self.endpoint,
+            [(m.type, str(m.content)) for m in messages],
+            schema,
+            self.settings.temperature,
+            max_tokens or self.settings.max_output_tokens,
+        )
+
+    async def _cache_put(
+        self,
+        prompt_id: str,
+        messages: list[BaseMessage],
+        max_tokens: int | None,
+        schema: dict[str, Any] | None,
+        raw: str,
+        usage: Usage,
+    ) -> None:
+        if (
+            self.store is not None
+            and self.settings.cache
+            and self.spec.backend != "sim"
+        ):
+            await self.store.cache_put(
+                self._key(messages, max_tokens, schema),
+                CachedResponse(raw, usage.prompt_tokens, usage.output_tokens),
+            )
+
+    async def _call(
+        self,
+        prompt_id: str,
+        messages: list[BaseMessage],
+        max_tokens: int | None,
+        schema: dict[str, Any] | None,
+    ) -> tuple[str, Usage, float]:
+        max_out = max_tokens or self.settings.max_output_tokens
+        prompt_tokens = self.count_tokens(messages)
+        check_budget(prompt_tokens, max_out, self.context_tokens, prompt_id)
+        use_cache = (
+            self.store is not None
+            and self.settings.cache
+            and self.spec.backend != "sim"
+        )
+        key = self._key(messages, max_tokens, schema) if use_cache else ""
+        if use_cache and self.store is not None:
+            hit = await self.store.cache_get(key)
+            if hit is not None:
+                await self._log(
+                    prompt_id, hit.prompt_tokens, hit.output_tokens, 0.0, "cached"
+                )
+                return hit.content, Usage(0, 0, 0, 1), 0.0
+        kwargs = self.limit_kwargs(max_out)
+        if schema is not None:
+            kwargs.update(self.json_kwargs(schema))
+        start = time.perf_counter()
+        async with self._semaphore():
+            self.calls_made += 1
+            try:
+                reply = await asyncio.wait_for(
+                    self.chat.ainvoke(messages, **kwargs), self.settings.timeout_s
+                )
+            except (TimeoutError, ModelTimeout) as exc:
+                await self._log(
+                    prompt_id, prompt_tokens, 0, time.perf_counter() - start, "timeout"
+                )
+                raise ModelTimeout(
+                    f"{self.label} did not answer {prompt_id!r} within "
+                    f"{self.settings.timeout_s:g} s"
+                ) from exc
+            except Exception as exc:
+                error = classify_backend_error(exc, self.label, self.endpoint)
+                await self._log(
+                    prompt_id,
+                    prompt_tokens,
+                    0,
+                    time.perf_counter() - start,
+                    "unavailable" if error.retryable else "error",
+                    error.user_message,
+                )
+                raise error from exc
+        seconds = time.perf_counter() - start
+        raw = str(reply.content)
+        meta = getattr(reply, "usage_metadata", None) or {}
+        usage = Usage(
+            1,
+            int(meta.get("input_tokens") or prompt_tokens),
+            int(meta.get("output_tokens") or 0),
+        )
+        await self._log(
+            prompt_id, usage.prompt_tokens, usage.output_tokens, seconds, "ok"
+        )
+        if schema is None or _parses(raw, schema):
+            await self._cache_put(prompt_id, messages, max_tokens, schema, raw, usage)
+        return raw, usage, seconds
+
+    async def _log(
+        self,
+        prompt_id: str,
+        prompt_tokens: int,
+        output_tokens: int,
+        latency: float,
+        outcome: str,
+        detail: str | None = None,
+    ) -> None:
+        if self.store is None:
+            return
+        run_id, thread_id = call_scope.get()
+        await self.store.log_call(
+            backend=self.spec.backend,
+            model=self.model_name or self.spec.name,
+            prompt_id=prompt_id,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            latency_s=latency,
+            outcome=outcome,
+            detail=detail,
+            run_id=run_id,
+            thread_id=thread_id,
+        )
+
+
+def _parses(raw: str, schema: dict[str, Any]) -> bool:
+    """Tell whether raw text is JSON at all (only such replies are worth caching)."""
+    try:
+        loads_lenient(raw)
+    except ParseFailure:
+        return False
+    return True
+
+
+def classify_backend_error(
+    exc: Exception, label: str, endpoint: str
+) -> VeriscribeError:
+    """Map a backend library's exception to a VeriscribeError saying if a retry helps."""
+    if isinstance(exc, VeriscribeError):
+        return exc
+    where = f" at {endpoint}" if endpoint else ""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+    text = str(exc).splitlines()[0] if str(exc) else name
+    if isinstance(status, int):
+        if status >= 500 or status == 429:
+            return BackendUnavailable(f"{label}{where} answered HTTP {status}: {text}")
+        if status == 404:
+            return VeriscribeError(
+                f"{label}{where} does not have this model (HTTP 404): {text}"
+            )
+        return VeriscribeError(
+            f"{label}{where} refused the request (HTTP {status}): {text}"
+        )
+    connection_words = ("connect", "connection", "refused", "unreachable", "resolve")
+    if isinstance(exc, ConnectionError | OSError) or any(
+        w in (name + text).lower() for w in connection_words
+    ):
+        return BackendUnavailable(f"cannot reach {label}{where}: {text}")
+    if "timeout" in (name + text).lower():
+        return ModelTimeout(f"{label}{where} timed out: {text}")
+    return VeriscribeError(f"{label}{where} failed: {name}: {text}")

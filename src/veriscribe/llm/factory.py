@@ -1,0 +1,154 @@
+"""Build an ``LLM`` from a model SPEC: the one place that knows the backends."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from veriscribe.errors import ConfigError, ModelFileMissing
+from veriscribe.llm.budget import estimate_tokens
+from veriscribe.llm.bundled import BUNDLED_NAME, bundled_model_path
+from veriscribe.llm.client import LLM
+from veriscribe.llm.spec import ModelSpec, parse_spec
+from veriscribe.settings import Settings, default_data_dir
+from veriscribe.store.db import Store
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+
+
+def ollama_host() -> str:
+    """Return the Ollama base URL from OLLAMA_HOST (scheme and port filled in)."""
+    host = os.environ.get("OLLAMA_HOST", "").strip() or DEFAULT_OLLAMA_HOST
+    if "://" not in host:
+        host = f"http://{host}"
+    if host.count(":") < 2:
+        host = f"{host}:11434"
+    return host.rstrip("/")
+
+
+def local_model_path(settings: Settings) -> Path:
+    """Return the GGUF file the `local` backend loads."""
+    if settings.local_model is not None:
+        path = settings.local_model.expanduser()
+        if not path.is_file():
+            raise ModelFileMissing(
+                f"model file not found: {path} (set by VERISCRIBE_LOCAL_MODEL)"
+            )
+        return path
+    return bundled_model_path(default_data_dir() / "models")
+
+
+def make_llm(
+    spec: str | ModelSpec, settings: Settings, store: Store | None = None
+) -> LLM:
+    """Return an LLM for ``spec`` configured by ``settings``."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    cfg = settings.llm
+    if parsed.backend == "local":
+        from veriscribe.llm.local import ChatLlamaCpp
+
+        path = local_model_path(settings)
+        chat = ChatLlamaCpp(
+            model_path=path,
+            n_ctx=cfg.context_tokens,
+            n_threads=cfg.threads,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_output_tokens,
+        )
+        return LLM(
+            spec=parsed,
+            chat=chat,
+            settings=cfg,
+            count_tokens=chat.count_tokens,
+            json_kwargs=lambda s: {
+                "response_format": {"type": "json_object", "schema": s}
+            },
+            limit_kwargs=lambda n: {"max_tokens": n},
+            context_tokens=cfg.context_tokens,
+            store=store,
+            endpoint=str(path),
+            model_name=BUNDLED_NAME if settings.local_model is None else path.stem,
+        )
+    if parsed.backend == "ollama":
+        from langchain_ollama import ChatOllama
+
+        host = ollama_host()
+
+        def ollama_limits(n: int) -> dict[str, Any]:
+            # Per-call options replace the model's options wholesale, so repeat them.
+            return {
+                "options": {
+                    "num_ctx": cfg.context_tokens,
+                    "num_predict": n,
+                    "temperature": cfg.temperature,
+                }
+            }
+
+        return LLM(
+            spec=parsed,
+            chat=ChatOllama(
+                model=parsed.name,
+                base_url=host,
+                num_ctx=cfg.context_tokens,
+                num_predict=cfg.max_output_tokens,
+                temperature=cfg.temperature,
+                client_kwargs={"timeout": cfg.timeout_s},
+            ),
+            settings=cfg,
+            count_tokens=estimate_tokens,
+            json_kwargs=lambda s: {"format": s},
+            limit_kwargs=ollama_limits,
+            context_tokens=cfg.context_tokens,
+            store=store,
+            endpoint=host,
+        )
+    if parsed.backend == "openai":
+        from langchain_openai import ChatOpenAI
+
+        base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = os.environ.get("OPENAI_API_KEY")
+        if not api_key and base_url is None:
+            raise ConfigError(
+                "openai backend needs OPENAI_API_KEY, or a server URL from --base-url or "
+                "OPENAI_BASE_URL"
+            )
+        return LLM(
+            spec=parsed,
+            chat=ChatOpenAI(
+                model=parsed.name,
+                base_url=base_url,
+                api_key=api_key or "none",
+                temperature=cfg.temperature,
+                timeout=cfg.timeout_s,
+                max_retries=0,
+            ),
+            settings=cfg,
+            count_tokens=estimate_tokens,
+            json_kwargs=lambda s: {"response_format": {"type": "json_object"}},
+            limit_kwargs=lambda n: {"max_tokens": n},
+            context_tokens=cfg.context_tokens,
+            store=store,
+            endpoint=base_url or "https://api.openai.com/v1",
+        )
+    from veriscribe.llm.sim import SimChatModel
+
+    try:
+        sim = SimChatModel(
+            latency=float(parsed.params.get("latency", 0)),
+            fail=float(parsed.params.get("fail", 0)),
+            seed=int(parsed.params.get("seed", 0)),
+        )
+    except ValueError as exc:
+        raise ConfigError(f"bad sim option in {parsed}: {exc}") from exc
+    return LLM(
+        spec=parsed,
+        chat=sim,
+        settings=cfg,
+        count_tokens=estimate_tokens,
+        json_kwargs=lambda s: {"response_schema": s},
+        limit_kwargs=lambda n: {"max_tokens": n},
+        context_tokens=cfg.context_tokens,
+        store=store,
+        endpoint="",
+    )

@@ -1,0 +1,153 @@
+"""The embedded backend: llama.cpp in this process, no server, no download.
+
+One ``Llama`` object is loaded per (file, context size, threads) and shared by every model
+object that names it. A llama context is not safe for concurrent use, so calls on one
+object are serialised by a lock and run in a worker thread; parallel graph branches then
+queue here instead of corrupting the context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from veriscribe.errors import ModelFileMissing
+
+_ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOAD_LOCK = threading.Lock()
+# Tokens the chat template adds around each message (role header and end marker).
+MESSAGE_OVERHEAD_TOKENS = 6
+
+
+def _check_gguf(path: Path) -> None:
+    if not path.is_file():
+        raise ModelFileMissing(f"model file not found: {path}")
+    with path.open("rb") as fh:
+        if fh.read(4) != b"GGUF":
+            raise ModelFileMissing(f"not a GGUF model file: {path}")
+
+
+def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """Return the shared llama.cpp model for this file and its call lock, loading once."""
+    key = (str(path.resolve()), n_ctx, n_threads)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            _check_gguf(path)
+            from llama_cpp import Llama
+
+            llama = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_batch=512,
+                verbose=False,
+            )
+            _LOADED[key] = (llama, threading.Lock())
+        return _LOADED[key]
+
+
+def to_chat_messages(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    """Convert LangChain messages to llama.cpp chat messages."""
+    return [
+        {"role": _ROLES.get(m.type, "user"), "content": str(m.content)}
+        for m in messages
+    ]
+
+
+class ChatLlamaCpp(BaseChatModel):
+    """A LangChain chat model over an in-process llama.cpp model.
+
+    Pass ``response_format={"type": "json_object", "schema": {...}}`` (through ``bind`` or
+    as a call keyword) for grammar-constrained JSON output.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: Path
+    n_ctx: int = 8192
+    n_threads: int = 2
+    temperature: float = 0.1
+    max_tokens: int = 1024
+    seed: int = 0
+    _llama: Any = PrivateAttr(default=None)
+    _lock: threading.Lock | None = PrivateAttr(default=None)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp-embedded"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_path": str(self.model_path), "n_ctx": self.n_ctx}
+
+    def load(self) -> float:
+        """Load the model file if it is not loaded yet; return the seconds it took."""
+        start = time.perf_counter()
+        if self._llama is None:
+            self._llama, self._lock = load_llama(
+                self.model_path, self.n_ctx, self.n_threads
+            )
+        return time.perf_counter() - start
+
+    def count_tokens(self, messages: list[BaseMessage]) -> int:
+        """Count prompt tokens with the model's own tokenizer."""
+        self.load()
+        total = 0
+        for message in to_chat_messages(messages):
+            content = message["content"].encode("utf-8")
+            total += len(self._llama.tokenize(content, add_bos=False, special=False))
+            total += MESSAGE_OVERHEAD_TOKENS
+        return total
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.load()
+        assert self._lock is not None
+        with self._lock:
+            response = self._llama.create_chat_completion(
+                messages=to_chat_messages(messages),
+                temperature=kwargs.get("temperature", self.temperature),
+                max_tokens=kwargs.get("max_tokens", self.max_tokens),
+                response_format=kwargs.get("response_format"),
+                stop=stop,
+                seed=kwargs.get("seed", self.seed),
+            )
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            usage_metadata={
+                "input_tokens": usage.get("prompt_tokens", 0),
+                "output_tokens": usage.get("completion_tokens", 0),
+                "total_tokens": usage.get("total_tokens", 0),
+            },
+            response_metadata={"finish_reason": choice.get("finish_reason")},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)

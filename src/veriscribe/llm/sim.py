@@ -1,0 +1,184 @@
+"""A simulated chat model for benchmarks and fault-injection tests.
+
+It answers any prompt after a fixed delay. Given a JSON schema (``response_schema`` call
+keyword) it returns a value that satisfies the schema, with strings made of the prompt's
+own words, so every structured prompt of both graphs gets well-formed output. A share
+``fail`` of calls fails the way real servers fail: a timeout, a 5xx error, invalid JSON or
+empty content. Faults are drawn from a seeded generator per (prompt, attempt), so a run is
+reproducible and a retried call can succeed. It never stands in for a real model in a claim
+that a capability works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from veriscribe.errors import BackendUnavailable, ModelTimeout
+
+FAULTS = ("timeout", "server_error", "invalid_json", "empty")
+_WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
+# A quotable source in a prompt: a line "[doc_id:section_id]" followed by its text.
+_SOURCE = re.compile(r"^\[([^\]\s:]+):([^\]\s]+)\]\s*\n(.+)$", re.MULTILINE)
+
+
+def _prompt_text(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+class SimChatModel(BaseChatModel):
+    """A chat model that answers instantly (after ``latency``) and fails on purpose."""
+
+    latency: float = 0.0
+    fail: float = 0.0
+    seed: int = 0
+    _attempts: dict[str, int] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "sim"
+
+    def _draw(self, prompt: str) -> random.Random:
+        key = hashlib.sha256(prompt.encode()).hexdigest()
+        with self._lock:
+            attempt = self._attempts.get(key, 0)
+            self._attempts[key] = attempt + 1
+        return random.Random(f"{self.seed}:{key}:{attempt}")
+
+    def _respond(self, messages: list[BaseMessage], **kwargs: Any) -> tuple[str, str]:
+        prompt = _prompt_text(messages)
+        rng = self._draw(prompt)
+        fault = rng.choice(FAULTS) if rng.random() < self.fail else ""
+        schema = kwargs.get("response_schema")
+        if fault == "invalid_json":
+            return '{"summary": "unterminated', fault
+        if fault == "empty":
+            return "", fault
+        if schema is None:
+            return " ".join(_WORD.findall(prompt)[-40:]) or "ok", fault
+        value = SchemaFaker(prompt, rng, schema).make(schema)
+        return json.dumps(value), fault
+
+    def _result(self, content: str, messages: list[BaseMessage]) -> ChatResult:
+        prompt_tokens = max(1, len(_prompt_text(messages)) // 4)
+        output_tokens = max(1, len(content) // 4) if content else 0
+        message = AIMessage(
+            content=content,
+            usage_metadata={
+                "input_tokens": prompt_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": prompt_tokens + output_tokens,
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    @staticmethod
+    def _raise_for(fault: str) -> None:
+        if fault == "timeout":
+            raise ModelTimeout("sim: request timed out")
+        if fault == "server_error":
+            raise BackendUnavailable("sim: HTTP 503 Service Unavailable")
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        content, fault = self._respond(messages, **kwargs)
+        time.sleep(self.latency)
+        self._raise_for(fault)
+        return self._result(content, messages)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        content, fault = self._respond(messages, **kwargs)
+        await asyncio.sleep(self.latency)
+        self._raise_for(fault)
+        return self._result(content, messages)
+
+
+class SchemaFaker:
+    """Make a JSON value that satisfies a (pydantic-generated) JSON schema."""
+
+    def __init__(self, prompt: str, rng: random.Random, root: dict[str, Any]) -> None:
+        self.words = _WORD.findall(prompt) or ["finding"]
+        self.sources = _SOURCE.findall(prompt)
+        self.rng = rng
+        self.defs = root.get("$defs", {})
+
+    def sentence(self, n: int = 18) -> str:
+        """Return a sentence of prompt words."""
+        start = self.rng.randrange(max(1, len(self.words) - n))
+        return " ".join(self.words[start : start + n]).capitalize() + "."
+
+    def cited_answer(self) -> str:
+        """Return prose whose sentences cite verbatim quotes of the prompt's sources."""
+        if not self.sources:
+            return "The loaded guidelines do not address this question."
+        parts = []
+        for doc_id, section_id, text in self.sources[:2]:
+            quote = " ".join(text.split()[:12])
+            parts.append(
+                f"{quote.rstrip('.')}. {{{{cite:{doc_id}:{section_id}|{quote}}}}}"
+            )
+        return " ".join(parts)
+
+    def make(self, schema: dict[str, Any], name: str = "") -> Any:
+        """Return a value for ``schema``; ``name`` is the property being filled."""
+        if "$ref" in schema:
+            return self.make(self.defs[schema["$ref"].split("/")[-1]], name)
+        for key in ("anyOf", "oneOf", "allOf"):
+            if key in schema:
+                options = [s for s in schema[key] if s.get("type") != "null"]
+                return self.make(options[0] if options else schema[key][0], name)
+        if "const" in schema:
+            return schema["const"]
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"])
+        kind = schema.get("type", "string")
+        if kind == "object":
+            props = schema.get("properties", {})
+            return {key: self.make(sub, key) for key, sub in props.items()}
+        if kind == "array":
+            low = schema.get("minItems", 1)
+            high = schema.get("maxItems", max(low, 3))
+            count = (
+                self.rng.randint(low, max(low, min(high, 3))) if low != high else low
+            )
+            return [self.make(schema.get("items", {}), name) for _ in range(count)]
+        if kind == "integer":
+            return int(schema.get("minimum", 1))
+        if kind == "number":
+            return float(schema.get("minimum", 0.5))
+        if kind == "boolean":
+            return True
+        if name == "answer":
+            return self.cited_answer()
+        if name in ("quote", "span") and self.sources:
+            return " ".join(self.sources[0][2].split()[:10])
+        if name in ("ids", "section_id") and self.sources:
+            return self.sources[0][1]
+        return self.sentence()

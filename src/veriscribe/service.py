@@ -1,0 +1,115 @@
+"""The async operations the CLI (and Python callers) run: doctor, abstracts, batches, QA."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass
+
+from pydantic import BaseModel, Field
+
+from veriscribe.errors import VeriscribeError
+from veriscribe.llm.client import LLM
+from veriscribe.llm.factory import make_llm
+from veriscribe.settings import Settings
+from veriscribe.store.db import Store
+
+# About 300 tokens of ordinary clinical prose, to time prompt processing.
+_DOCTOR_PASSAGE = (
+    "Hypertension is a major modifiable risk factor for cardiovascular disease, stroke "
+    "and chronic kidney disease. Blood pressure should be measured with a validated device "
+    "after five minutes of rest, with the patient seated and the arm supported at heart "
+    "level. A diagnosis rests on repeated measurements on separate occasions, and home or "
+    "ambulatory monitoring helps to exclude white-coat hypertension. Lifestyle measures, "
+    "including less dietary sodium, more physical activity, weight loss and moderation of "
+    "alcohol, lower blood pressure in most patients. Drug treatment is chosen by age, "
+    "ethnicity, comorbidity and tolerance; thiazide-like diuretics, calcium channel "
+    "blockers, and inhibitors of the renin-angiotensin system are first-line options. "
+)
+
+
+class DoctorReply(BaseModel):
+    """The structured answer the doctor's round trip asks for."""
+
+    ok: bool
+    colours: list[str] = Field(min_length=3, max_length=3)
+
+
+@dataclass
+class DoctorReport:
+    """What ``veriscribe doctor`` found out about a backend."""
+
+    backend: str
+    model: str
+    endpoint: str
+    context_tokens: int
+    ok: bool
+    load_seconds: float
+    prompt_tokens: int
+    output_tokens: int
+    prompt_tokens_per_second: float
+    output_tokens_per_second: float
+    reply: str
+
+    def as_dict(self) -> dict[str, object]:
+        """Return the report as the ``--json`` object."""
+        return asdict(self)
+
+
+@asynccontextmanager
+async def open_store(settings: Settings) -> AsyncIterator[Store]:
+    """Open the configured database for the duration of a block."""
+    store = await Store.open(settings.db)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
+    """Check a backend with real calls and measure its prompt and output speed."""
+    async with open_store(settings) as store:
+        llm = make_llm(spec or settings.model, settings, store)
+        llm.settings = llm.settings.model_copy(update={"cache": False})
+        load = _load(llm)
+        # Prompt speed: a long prompt, one output token.
+        first = await llm.text(
+            "doctor.prefill",
+            _DOCTOR_PASSAGE * 2 + f"\nReply with the word OK. ({time.time_ns()})",
+            max_tokens=1,
+        )
+        prompt_rate = first.usage.prompt_tokens / max(first.seconds, 1e-6)
+        # Output speed and structured output: a short prompt, a JSON answer.
+        second = await llm.json(
+            "doctor.json",
+            'Return a JSON object {"ok": true, "colours": [three colour names]}.',
+            DoctorReply,
+            max_tokens=64,
+        )
+        decode_s = max(second.seconds - second.usage.prompt_tokens / prompt_rate, 1e-6)
+        return DoctorReport(
+            backend=llm.spec.backend,
+            model=llm.label,
+            endpoint=llm.endpoint,
+            context_tokens=llm.context_tokens,
+            ok=second.value.ok or bool(second.value.colours),
+            load_seconds=round(load, 3),
+            prompt_tokens=first.usage.prompt_tokens + second.usage.prompt_tokens,
+            output_tokens=first.usage.output_tokens + second.usage.output_tokens,
+            prompt_tokens_per_second=round(prompt_rate, 1),
+            output_tokens_per_second=round(second.usage.output_tokens / decode_s, 1),
+            reply=second.raw.strip(),
+        )
+
+
+def _load(llm: LLM) -> float:
+    load = getattr(llm.chat, "load", None)
+    if load is None:
+        return 0.0
+    try:
+        return float(load())
+    except VeriscribeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise VeriscribeError(f"cannot load {llm.endpoint}: {exc}") from exc

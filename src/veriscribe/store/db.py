@@ -1,0 +1,157 @@
+"""The veriscribe database: one SQLite file for runs, checkpoints, corpora and call logs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiosqlite
+
+from veriscribe.store.migrations import MIGRATIONS
+
+# Several processes (batch workers, a chat) may open the same file: WAL lets readers
+# and one writer proceed together, and the busy timeout waits out short write locks.
+_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA busy_timeout=30000",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA synchronous=NORMAL",
+)
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """A stored model response."""
+
+    content: str
+    prompt_tokens: int
+    output_tokens: int
+
+
+def cache_key(*parts: object) -> str:
+    """Return a stable key for a model call from its identifying parts."""
+    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Store:
+    """An open veriscribe database (use ``await Store.open(path)`` or ``async with``)."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        """Open (creating and migrating if needed) the database at ``path``."""
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        for pragma in _PRAGMAS:
+            await conn.execute(pragma)
+        store = cls(conn, path)
+        await store.migrate()
+        return store
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self.conn.close()
+
+    async def migrate(self) -> list[str]:
+        """Apply the migrations not applied yet; return their names."""
+        await self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(name TEXT PRIMARY KEY, applied REAL NOT NULL)"
+        )
+        async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
+            done = {row[0] async for row in cur}
+        applied = []
+        for migration in MIGRATIONS:
+            if migration.name in done:
+                continue
+            await self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                # A second process may have applied it while this one waited.
+                async with self.conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)
+                ) as cur:
+                    if await cur.fetchone():
+                        await self.conn.execute("COMMIT")
+                        continue
+                for statement in filter(str.strip, migration.sql.split(";")):
+                    await self.conn.execute(statement)
+                await self.conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?)",
+                    (migration.name, time.time()),
+                )
+                await self.conn.execute("COMMIT")
+            except BaseException:
+                await self.conn.execute("ROLLBACK")
+                raise
+            applied.append(migration.name)
+        return applied
+
+    async def applied_migrations(self) -> list[str]:
+        """Return the names of applied migrations, oldest first."""
+        async with self.conn.execute(
+            "SELECT name FROM schema_migrations ORDER BY applied, name"
+        ) as cur:
+            return [row[0] async for row in cur]
+
+    async def log_call(self, **fields: Any) -> None:
+        """Record one model call (model, prompt id, tokens, latency, outcome)."""
+        fields.setdefault("at", time.time())
+        columns = ", ".join(fields)
+        marks = ", ".join("?" for _ in fields)
+        await self.conn.execute(
+            f"INSERT INTO llm_calls ({columns}) VALUES ({marks})",
+            tuple(fields.values()),
+        )
+
+    async def cache_get(self, key: str) -> CachedResponse | None:
+        """Return the stored response for ``key``, if any."""
+        async with self.conn.execute(
+            "SELECT content, prompt_tokens, output_tokens FROM llm_cache WHERE key = ?",
+            (key,),
+        ) as cur:
+            row = await cur.fetchone()
+        return CachedResponse(*row) if row else None
+
+    async def cache_put(self, key: str, response: CachedResponse) -> None:
+        """Store a response under ``key``."""
+        await self.conn.execute(
+            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
+            (
+                key,
+                response.content,
+                response.prompt_tokens,
+                response.output_tokens,
+                time.time(),
+            ),
+        )
+
+    async def call_counts(self, run_id: str | None = None) -> dict[str, int]:
+        """Return how many logged calls ended in each outcome (for one run or all)."""
+        sql = "SELECT outcome, COUNT(*) FROM llm_calls"
+        args: tuple[str, ...] = ()
+        if run_id is not None:
+            sql += " WHERE run_id = ?"
+            args = (run_id,)
+        async with self.conn.execute(sql + " GROUP BY outcome", args) as cur:
+            return {row[0]: row[1] async for row in cur}

@@ -1,0 +1,105 @@
+import asyncio
+from pathlib import Path
+
+import pytest
+from fakes import ScriptedChatModel, scripted_llm
+from pydantic import BaseModel
+
+from veriscribe.errors import (
+    BackendUnavailable,
+    ContextOverflow,
+    ModelTimeout,
+    StructuredOutputError,
+)
+from veriscribe.store.db import Store
+
+
+class Summary(BaseModel):
+    summary: str
+
+
+async def test_prompt_over_budget_is_refused_before_any_call() -> None:
+    chat = ScriptedChatModel(script=['{"summary": "never"}'])
+    llm = scripted_llm(chat, context_tokens=1024, max_output_tokens=256)
+    with pytest.raises(ContextOverflow) as info:
+        await llm.json("facet", "word " * 3000, Summary)
+    assert chat.calls == []
+    assert "1024" in info.value.user_message and "not sent" in info.value.user_message
+
+
+async def test_invalid_json_is_repaired_once_by_the_model() -> None:
+    chat = ScriptedChatModel(script=["no json here", '{"summary": "fixed"}'])
+    llm = scripted_llm(chat)
+    result = await llm.json("facet", "summarise", Summary)
+    assert result.value.summary == "fixed"
+    assert result.repaired and result.usage.calls == 2
+    assert "not usable" in chat.calls[1][0]
+
+
+async def test_second_invalid_output_is_a_typed_error() -> None:
+    llm = scripted_llm(["no json", '{"other": 1}'])
+    with pytest.raises(StructuredOutputError) as info:
+        await llm.json("facet", "summarise", Summary)
+    assert info.value.raw == '{"other": 1}'
+    assert "facet" in info.value.user_message
+
+
+async def test_schema_reaches_the_backend() -> None:
+    chat = ScriptedChatModel(script=['{"summary": "a"}'])
+    await scripted_llm(chat).json("facet", "summarise", Summary)
+    assert chat.calls[0][1]["format"]["required"] == ["summary"]
+
+
+async def test_cache_and_call_log(tmp_path: Path) -> None:
+    async with await Store.open(tmp_path / "db.sqlite") as store:
+        chat = ScriptedChatModel(script=['{"summary": "a"}'])
+        llm = scripted_llm(chat, store=store, cache=True)
+        first = await llm.json("facet", "summarise this", Summary)
+        second = await llm.json("facet", "summarise this", Summary)
+        assert first.value == second.value
+        assert len(chat.calls) == 1
+        assert second.usage.cached == 1 and second.usage.calls == 0
+        assert await store.call_counts() == {"ok": 1, "cached": 1}
+
+
+async def test_failed_output_is_not_cached(tmp_path: Path) -> None:
+    async with await Store.open(tmp_path / "db.sqlite") as store:
+        llm = scripted_llm(
+            ["garbage", "garbage", '{"summary": "b"}'], store=store, cache=True
+        )
+        with pytest.raises(StructuredOutputError):
+            await llm.json("facet", "p", Summary)
+        assert (await llm.json("facet", "p", Summary)).value.summary == "b"
+
+
+async def test_backend_errors_are_classified() -> None:
+    llm = scripted_llm([ConnectionRefusedError("connection refused")])
+    with pytest.raises(BackendUnavailable) as info:
+        await llm.text("x", "hi")
+    assert info.value.retryable
+
+
+async def test_timeout() -> None:
+    chat = ScriptedChatModel(script=["late"], delay=1.0)
+    llm = scripted_llm(chat)
+    llm.settings = llm.settings.model_copy(update={"timeout_s": 0.05})
+    with pytest.raises(ModelTimeout):
+        await llm.text("x", "hi")
+
+
+async def test_concurrency_limit_is_respected() -> None:
+    in_flight = 0
+    peak = 0
+
+    class Counting(ScriptedChatModel):
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kw):  # type: ignore[no-untyped-def]
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.02)
+            in_flight -= 1
+            return self._next(messages, kw)
+
+    llm = scripted_llm(Counting(responder=lambda p, k: "ok"), concurrency=3)
+    await asyncio.gather(*(llm.text("x", f"p{i}") for i in range(10)))
+    assert peak == 3
