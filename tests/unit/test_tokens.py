@@ -1,0 +1,24 @@
+from veriscribe.metrics.tokens import tokenize
+
+
+def test_words_numbers_and_punctuation_are_tokens() -> None:
+    text = "Non-small-cell lung cancer (NSCLC) had p<0.05, n=1,000; in 1996b."
+    assert tokenize(text) == [
+        "non", "-", "small", "-", "cell", "lung", "cancer", "(", "nsclc", ")",
+        "had", "p", "<", "0.05", ",", "n", "=", "1,000", ";", "in", "1996b", ".",
+    ]  # fmt: skip
+
+
+def test_lower_cases_and_folds_compatibility_characters() -> None:
+    # A ligature, a no-break space and full-width letters compare as plain text.
+    assert tokenize("\ufb01brosis\u00a0ＣＴ H3K27me3") == ["fibrosis", "ct", "h3k27me3"]
+
+
+def test_whitespace_is_never_a_token() -> None:
+    assert tokenize("  a \n\n\t b  ") == ["a", "b"]
+    assert tokenize("") == []
+
+
+def test_abbreviation_points_and_trailing_separators_split() -> None:
+    assert tokenize("e.g. 3.5.") == ["e", ".", "g", ".", "3.5", "."]
+    assert tokenize("values 1, 2") == ["values", "1", ",", "2"]
