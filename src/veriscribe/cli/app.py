@@ -10,7 +10,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from veriscribe import service
-from veriscribe.cli import render
+from veriscribe.cli import qa, render
 from veriscribe.errors import VeriscribeError
 from veriscribe.settings import Settings
 
@@ -116,64 +116,19 @@ def runs_resume(run_id: str) -> None:
     _later("runs resume")
 
 
-@corpus_app.command("add")
-def corpus_add(name: str, paths: list[Path]) -> None:
-    """Add guideline documents to a corpus."""
-    _later("corpus add")
-
-
-@corpus_app.command("list")
-def corpus_list() -> None:
-    """List corpora."""
-    _later("corpus list")
-
-
-@corpus_app.command("show")
-def corpus_show(name: str) -> None:
-    """Show a corpus's documents and sections."""
-    _later("corpus show")
-
-
-@app.command()
-def ask(question: str, *, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
-    """Answer a question from a guideline corpus with checked verbatim citations."""
-    _later("ask")
-
-
-@app.command()
-def chat(*, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
-    """Chat with a guideline corpus; every claim is checked."""
-    _later("chat")
-
-
-@app.command()
-def verify(answer: str, *, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
-    """Check an answer that carries citation markers."""
-    _later("verify")
-
-
 @eval_app.command("abstracts")
 def eval_abstracts(results: Path) -> None:
     """Score generated abstracts against references."""
     _later("eval abstracts")
 
 
-@eval_app.command("qa")
-def eval_qa(results: Path) -> None:
-    """Score checked answers: the claim funnel and support rates."""
-    _later("eval qa")
-
-
-@eval_app.command("retrieval")
-def eval_retrieval(*, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
-    """Measure retrieval hit rate on a question set."""
-    _later("eval retrieval")
-
-
 @eval_app.command("labels")
 def eval_labels(data: Path) -> None:
     """Score the first-sentence labeller on BIORC800-format data."""
     _later("eval labels")
+
+
+qa.register(app, corpus_app, eval_app)
 
 
 def main() -> None:

@@ -1,10 +1,8 @@
-"""The async operations the CLI (and Python callers) run: doctor, abstracts, batches, QA."""
+"""`veriscribe doctor`: real round trips against a backend, with measured speed."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 
 from pydantic import BaseModel, Field
@@ -12,8 +10,8 @@ from pydantic import BaseModel, Field
 from veriscribe.errors import VeriscribeError
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
+from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
-from veriscribe.store.db import Store
 
 # About 300 tokens of ordinary clinical prose, to time prompt processing.
 _DOCTOR_PASSAGE = (
@@ -55,16 +53,6 @@ class DoctorReport:
     def as_dict(self) -> dict[str, object]:
         """Return the report as the ``--json`` object."""
         return asdict(self)
-
-
-@asynccontextmanager
-async def open_store(settings: Settings) -> AsyncIterator[Store]:
-    """Open the configured database for the duration of a block."""
-    store = await Store.open(settings.db)
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:

@@ -1,0 +1,83 @@
+"""Prompt files, loaded by name and checked for their placeholders.
+
+A prompt file ``<graph>/<name>.md`` holds a system part and a user part, each introduced by
+a line ``## system`` or ``## user``. Placeholders are ``{name}``; a literal brace is written
+``{{`` or ``}}``. Rendering with a missing or unknown value is an error, never a blank. Each
+prompt's id (``<graph>/<name>@<hash>``) changes with its text, so every result can be traced
+to the exact prompt that produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+
+class PromptError(ValueError):
+    """A prompt file that is malformed or rendered with the wrong values."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A loaded prompt template."""
+
+    id: str
+    system: str
+    user: str
+    placeholders: frozenset[str]
+
+    def render(self, **values: str) -> list[BaseMessage]:
+        """Fill the placeholders and return the chat messages."""
+        given = set(values)
+        if missing := self.placeholders - given:
+            raise PromptError(f"prompt {self.id} is missing values for {sorted(missing)}")
+        if unknown := given - self.placeholders:
+            raise PromptError(f"prompt {self.id} has no placeholders {sorted(unknown)}")
+        messages: list[BaseMessage] = []
+        if self.system:
+            messages.append(SystemMessage(self.system.format(**values)))
+        messages.append(HumanMessage(self.user.format(**values)))
+        return messages
+
+
+def _fields(text: str) -> set[str]:
+    names = set()
+    for _, name, spec, conversion in string.Formatter().parse(text):
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise PromptError(f"bad placeholder {{{name}}}")
+        names.add(name)
+    return names
+
+
+@cache
+def load_prompt(graph: str, name: str) -> Prompt:
+    """Load ``prompts/<graph>/<name>.md``."""
+    try:
+        text = resources.files(__package__).joinpath(graph, f"{name}.md").read_text("utf-8")
+    except FileNotFoundError as exc:
+        raise PromptError(f"no prompt {graph}/{name}") from exc
+    parts: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.strip() in ("## system", "## user"):
+            current = parts.setdefault(line.strip()[3:], [])
+        elif current is not None:
+            current.append(line)
+    if "user" not in parts:
+        raise PromptError(f"prompt {graph}/{name} has no '## user' part")
+    system = "\n".join(parts.get("system", [])).strip()
+    user = "\n".join(parts["user"]).strip()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return Prompt(
+        id=f"{graph}/{name}@{digest}",
+        system=system,
+        user=user,
+        placeholders=frozenset(_fields(system) | _fields(user)),
+    )
