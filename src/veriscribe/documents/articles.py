@@ -1,0 +1,865 @@
+"""Read articles for the abstract job: JATS XML, JSON-lines datasets, text and Markdown.
+
+Every reader turns its input into :class:`Article` objects: paragraphs in document
+order, each with the heading path it sits under, the author abstract (kept apart as the
+reference, never part of the paragraphs) and a few metadata strings.
+
+``read_articles`` raises :class:`~veriscribe.errors.InputError` when a single-document
+file cannot be used at all (malformed XML, undecodable text, nothing to summarise). A
+JSON-lines dataset holds many articles: one bad line yields a :class:`ReadFailure` with
+its line number and the reason, and the rest of the file is still read.
+
+XML is parsed with expat directly so that the parser can refuse entity declarations
+(the "billion laughs" and external-entity attacks) before any expansion happens. No DTD
+is fetched; named character entities of the JATS DTDs that a document uses without
+declaring them are resolved from the HTML entity table.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import html.entities
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import Element, TreeBuilder
+from xml.parsers import expat
+
+from veriscribe.errors import InputError
+
+__all__ = [
+    "ARTICLE_SUFFIXES",
+    "Article",
+    "Paragraph",
+    "ReadFailure",
+    "expand_inputs",
+    "read_articles",
+]
+
+XML_SUFFIXES = frozenset({".xml", ".nxml"})
+JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
+ARTICLE_SUFFIXES = XML_SUFFIXES | JSONL_SUFFIXES | TEXT_SUFFIXES
+
+_WS = re.compile(r"\s+")
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+_ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_SENTENCE_END = re.compile(r"[.!?:;)\]\"'\u201d\u2019]$")
+
+# Sections that are never abstract material: declarations and lists at the end of a
+# paper (BMC and others put them inside <body>), matched on the lower-cased title.
+_BACK_MATTER_TITLES = frozenset(
+    {
+        "abbreviations",
+        "acknowledgement",
+        "acknowledgements",
+        "acknowledgment",
+        "acknowledgments",
+        "author contributions",
+        "authors contributions",
+        "authors' contributions",
+        "authors\u2019 contributions",
+        "availability of data and materials",
+        "bibliography",
+        "competing interests",
+        "conflict of interest",
+        "conflicts of interest",
+        "consent for publication",
+        "data availability",
+        "data availability statement",
+        "declaration of competing interest",
+        "declarations",
+        "disclosure",
+        "disclosures",
+        "ethics approval and consent to participate",
+        "ethics statement",
+        "financial disclosure",
+        "funding",
+        "literature cited",
+        "references",
+        "supplementary material",
+        "supplementary materials",
+        "supporting information",
+    }
+)
+_BACK_MATTER_SEC_TYPES = frozenset(
+    {
+        "ack",
+        "author-contributions",
+        "coi-statement",
+        "COI-statement",
+        "data-availability",
+        "display-objects",
+        "funding-information",
+        "supplementary-material",
+    }
+)
+
+
+def _is_back_matter(title: str) -> bool:
+    key = _WS.sub(" ", title).strip().lower().rstrip(".:")
+    return key in _BACK_MATTER_TITLES
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """One body paragraph and the headings it sits under.
+
+    Attributes:
+        section: The innermost section title ("" for text before any heading).
+        text: The paragraph as plain text, whitespace collapsed.
+        path: Every section title from the top level down to ``section``; empty when
+            the paragraph is under no heading.
+    """
+
+    section: str
+    text: str
+    path: tuple[str, ...] = ()
+
+    @property
+    def top_section(self) -> str:
+        """Return the top-level section title, the one header normalisation reads."""
+        return self.path[0] if self.path else self.section
+
+
+@dataclass
+class Article:
+    """An article ready for the abstract job.
+
+    Attributes:
+        id: DOI, PMCID or the dataset's id; the file stem when the input has none.
+        source: Where it came from: the file path, with ``:<line>`` for JSON lines.
+        title: The article title, or "" when the input has none.
+        paragraphs: Body paragraphs in document order; never any abstract text.
+        reference: The author abstract as plain text, or None when there is none.
+        meta: Small string facts about the input (layout, identifiers, notes).
+    """
+
+    id: str
+    source: str
+    title: str
+    paragraphs: list[Paragraph]
+    reference: str | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        """Return the sha256 hex digest of the paragraphs and their headings."""
+        digest = hashlib.sha256()
+        for paragraph in self.paragraphs:
+            record = [list(paragraph.path), paragraph.section, paragraph.text]
+            digest.update(json.dumps(record, ensure_ascii=False).encode("utf-8"))
+            digest.update(b"\n")
+        return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ReadFailure:
+    """One item of a multi-article input that could not be read.
+
+    Attributes:
+        id: The item's id when it could be found, else ``<file stem>:<line>``.
+        source: The file path with ``:<line>``.
+        reason: One line saying what is wrong.
+    """
+
+    id: str
+    source: str
+    reason: str
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def expand_inputs(inputs: Sequence[str]) -> list[Path]:
+    """Expand files, directories (recursively) and glob patterns into article files.
+
+    A file named explicitly is kept whatever its suffix (reading it says whether it is
+    usable); files found in directories or by a glob are kept only when their suffix is
+    one :func:`read_articles` knows. Directory contents are sorted; duplicates are
+    dropped, first occurrence kept.
+
+    Raises:
+        InputError: An input that does not exist, or a glob that matches nothing.
+    """
+    found: list[Path] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_file():
+            found.append(path)
+        elif path.is_dir():
+            found.extend(_article_files_under(path))
+        elif _GLOB_CHARS.search(item):
+            matches = sorted(glob.glob(item, recursive=True))
+            hits: list[Path] = []
+            for match in matches:
+                candidate = Path(match)
+                if candidate.is_dir():
+                    hits.extend(_article_files_under(candidate))
+                elif candidate.is_file() and _known_suffix(candidate):
+                    hits.append(candidate)
+            if not hits:
+                raise InputError(f"{item}: the pattern matches no article file")
+            found.extend(hits)
+        else:
+            raise InputError(f"{item}: no such file or directory")
+    unique: dict[Path, None] = {}
+    for path in found:
+        unique.setdefault(path, None)
+    return list(unique)
+
+
+def _known_suffix(path: Path) -> bool:
+    return path.suffix.lower() in ARTICLE_SUFFIXES
+
+
+def _article_files_under(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file() and _known_suffix(p))
+
+
+def read_articles(path: Path) -> Iterator[Article | ReadFailure]:
+    """Yield the articles in a file, chosen by its suffix.
+
+    ``.xml``/``.nxml`` are JATS (one article), ``.jsonl``/``.ndjson`` are datasets (one
+    article per line, in the PubMed summarisation, PMC-MAD or sectioned layout), and
+    ``.txt``/``.md``/``.markdown`` are plain text or Markdown (one article).
+
+    Raises:
+        InputError: The file is missing, of an unknown kind, undecodable, malformed,
+            or has no usable paragraph (for JSON lines: no line at all). Being a
+            generator, it raises when iteration starts, not when called.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in ARTICLE_SUFFIXES:
+        known = ", ".join(sorted(ARTICLE_SUFFIXES))
+        raise InputError(f"{path}: unknown kind of file (expected one of {known})")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    if suffix in XML_SUFFIXES:
+        yield read_jats(data, path)
+    elif suffix in JSONL_SUFFIXES:
+        yield from read_jsonl(data, path)
+    else:
+        yield read_text(data, path)
+
+
+# ----------------------------------------------------------------------- safe XML
+
+
+class _RefusedEntity(Exception):
+    """An entity declaration: refused before anything is expanded."""
+
+
+def parse_xml(data: bytes, source: Path | str) -> Element:
+    """Parse XML bytes into an element tree without expanding any declared entity.
+
+    Raises:
+        InputError: The document declares entities, or is not well-formed XML.
+    """
+    builder = TreeBuilder()
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def refuse(*_args: object) -> int:
+        raise _RefusedEntity
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        builder.start(tag, attrs)
+
+    def end(tag: str) -> None:
+        builder.end(tag)
+
+    def skipped(name: str, is_parameter_entity: bool) -> None:
+        # Only reached in documents whose DTD is external and therefore not read.
+        if not is_parameter_entity and name in html.entities.html5:
+            builder.data(html.entities.html5[name])
+        elif not is_parameter_entity and name + ";" in html.entities.html5:
+            builder.data(html.entities.html5[name + ";"])
+
+    parser.EntityDeclHandler = refuse
+    parser.UnparsedEntityDeclHandler = refuse
+    parser.ExternalEntityRefHandler = refuse
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    parser.SkippedEntityHandler = skipped
+    try:
+        parser.Parse(data, True)
+    except _RefusedEntity:
+        raise InputError(
+            f"{source}: the XML declares entities, which are refused for safety"
+        ) from None
+    except expat.ExpatError as exc:
+        raise InputError(f"{source}: malformed XML ({exc})") from None
+    root: Element = builder.close()
+    return root
+
+
+# ---------------------------------------------------------------------------- JATS
+
+# Elements whose text is never body prose: floats, boxes, formulas' TeX source,
+# reference lists and every kind of abstract.
+_JATS_SKIP = frozenset(
+    {
+        "abstract",
+        "trans-abstract",
+        "boxed-text",
+        "fig",
+        "fig-group",
+        "table-wrap",
+        "table-wrap-group",
+        "supplementary-material",
+        "ref-list",
+        "fn-group",
+        "tex-math",
+        "graphic",
+        "media",
+        "sub-article",
+        "response",
+        "label",
+        "caption",
+        "object-id",
+    }
+)
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit(":", 1)[-1]
+
+
+def _collapse(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _inner_text(element: Element) -> str:
+    """Return all text inside ``element`` except that of skipped descendants."""
+    parts: list[str] = []
+
+    def walk(node: Element) -> None:
+        if node.text:
+            parts.append(node.text)
+        for child in node:
+            if _local(child.tag) not in _JATS_SKIP:
+                walk(child)
+            if child.tail:
+                parts.append(child.tail)
+
+    walk(element)
+    return _collapse("".join(parts))
+
+
+def _children(element: Element, name: str) -> list[Element]:
+    return [child for child in element if _local(child.tag) == name]
+
+
+def _first(element: Element | None, *names: str) -> Element | None:
+    """Follow a path of child names; return None where it breaks."""
+    node = element
+    for name in names:
+        if node is None:
+            return None
+        found = _children(node, name)
+        node = found[0] if found else None
+    return node
+
+
+def _find_article(root: Element) -> Element | None:
+    if _local(root.tag) == "article":
+        return root
+    for node in root.iter():
+        if _local(node.tag) == "article":
+            return node
+    return None
+
+
+def _body_paragraphs(body: Element) -> list[Paragraph]:
+    paragraphs: list[Paragraph] = []
+
+    def walk(node: Element, path: tuple[str, ...]) -> None:
+        for child in node:
+            name = _local(child.tag)
+            if name in _JATS_SKIP or name == "title":
+                continue
+            if name == "p":
+                text = _inner_text(child)
+                if text:
+                    section = path[-1] if path else ""
+                    paragraphs.append(Paragraph(section, text, path))
+            elif name == "sec":
+                title_el = _first(child, "title")
+                title = _inner_text(title_el) if title_el is not None else ""
+                if child.get("sec-type") in _BACK_MATTER_SEC_TYPES or (
+                    title and _is_back_matter(title)
+                ):
+                    continue
+                walk(child, path + (title,) if title else path)
+            else:
+                walk(child, path)
+
+    walk(body, ())
+    return paragraphs
+
+
+def _abstract_text(abstract: Element) -> str:
+    """Return an abstract as plain text: one line per paragraph or titled section."""
+    lines: list[str] = []
+
+    def section(sec: Element) -> None:
+        title_el = _first(sec, "title")
+        title = _inner_text(title_el) if title_el is not None else ""
+        texts = (_inner_text(p) for p in _children(sec, "p"))
+        body = " ".join(t for t in texts if t)
+        if body:
+            lines.append(f"{title}: {body}" if title else body)
+        for sub in _children(sec, "sec"):
+            section(sub)
+
+    def walk(node: Element) -> None:
+        for child in node:
+            name = _local(child.tag)
+            if name == "p":
+                text = _inner_text(child)
+                if text:
+                    lines.append(text)
+            elif name == "sec":
+                section(child)
+            elif name in {"list", "list-item", "disp-quote"}:
+                walk(child)
+
+    walk(abstract)
+    return "\n".join(lines)
+
+
+def _is_main_abstract(abstract: Element) -> bool:
+    kind = abstract.get("abstract-type")
+    return kind is None or kind == "structured"
+
+
+def _jats_id(meta_el: Element | None, path: Path) -> tuple[str, dict[str, str]]:
+    ids: dict[str, str] = {}
+    if meta_el is not None:
+        for node in _children(meta_el, "article-id"):
+            kind = node.get("pub-id-type", "other")
+            value = _collapse("".join(node.itertext()))
+            if value:
+                ids.setdefault(kind, value)
+    if "pmc" in ids and not ids["pmc"].upper().startswith("PMC"):
+        ids["pmc"] = "PMC" + ids["pmc"]
+    for kind in ("doi", "pmcid", "pmc", "pmid", "publisher-id"):
+        if kind in ids:
+            return ids[kind], ids
+    if ids:
+        return next(iter(ids.values())), ids
+    return path.stem, ids
+
+
+def read_jats(data: bytes, path: Path) -> Article:
+    """Read one JATS / PMC article: body paragraphs, title and main abstract.
+
+    Raises:
+        InputError: Not well-formed, not an article, or no body paragraph.
+    """
+    root = parse_xml(data, path)
+    article = _find_article(root)
+    if article is None:
+        raise InputError(f"{path}: no <article> element; is this JATS XML?")
+    meta_el = _first(article, "front", "article-meta")
+    identifier, ids = _jats_id(meta_el, path)
+    title_el = _first(meta_el, "title-group", "article-title")
+    title = _inner_text(title_el) if title_el is not None else ""
+    abstracts = _children(meta_el, "abstract") if meta_el is not None else []
+    main = next((a for a in abstracts if _is_main_abstract(a)), None)
+    reference = _abstract_text(main) if main is not None else None
+    body = _first(article, "body")
+    paragraphs = _body_paragraphs(body) if body is not None else []
+    if not paragraphs:
+        raise InputError(f"{path}: the article body has no paragraph to summarise")
+    meta = {"layout": "jats", "file": str(path)}
+    if article.get("article-type"):
+        meta["article_type"] = article.get("article-type", "")
+    for kind, value in ids.items():
+        meta[f"id_{kind}"] = value
+    others = [a.get("abstract-type", "") for a in abstracts if a is not main]
+    if others:
+        meta["other_abstracts"] = ",".join(others)
+    return Article(
+        id=identifier,
+        source=str(path),
+        title=title,
+        paragraphs=paragraphs,
+        reference=reference or None,
+        meta=meta,
+    )
+
+
+# --------------------------------------------------------------------- JSON lines
+
+
+class _BadItem(ValueError):
+    """A JSON-lines item that cannot become an article."""
+
+
+def read_jsonl(data: bytes, path: Path) -> Iterator[Article | ReadFailure]:
+    """Yield one article or failure per non-blank line of a JSON-lines dataset.
+
+    Raises:
+        InputError: The file has no non-blank line.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    seen = False
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        seen = True
+        source = f"{path}:{number}"
+        fallback_id = f"{path.stem}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield ReadFailure(fallback_id, source, f"not UTF-8 ({exc.reason})")
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield ReadFailure(fallback_id, source, f"invalid JSON ({exc.msg})")
+            continue
+        if not isinstance(item, dict):
+            yield ReadFailure(fallback_id, source, "not a JSON object")
+            continue
+        identifier = _item_id(item) or fallback_id
+        try:
+            yield _article_from_item(item, identifier, source)
+        except _BadItem as exc:
+            yield ReadFailure(identifier, source, str(exc))
+    if not seen:
+        raise InputError(f"{path}: the JSON-lines file has no article")
+
+
+def _item_id(item: Mapping[str, Any]) -> str | None:
+    for key in ("article_id", "id", "doi", "pmcid", "pmid"):
+        value = item.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            text = str(value).strip()
+            if text:
+                return text
+    return None
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise _BadItem(f"{what} is neither a string nor a list of strings")
+
+
+def _article_from_item(
+    item: Mapping[str, Any], identifier: str, source: str
+) -> Article:
+    if "article_text" in item or "abstract_text" in item:
+        layout = "pubmed"
+        paragraphs = _pubmed_paragraphs(item)
+        reference = _pubmed_abstract(item.get("abstract_text"))
+    elif _is_heading_sections(item.get("sections")):
+        layout = "sectioned"
+        paragraphs = _heading_section_paragraphs(item["sections"])
+        reference = _plain_abstract(item.get("abstract"))
+    elif "sections" in item or "full_text" in item:
+        layout = "pmc-mad"
+        paragraphs = _pmc_mad_paragraphs(item)
+        reference = _plain_abstract(item.get("abstract"))
+    else:
+        raise _BadItem(
+            "unknown layout: expected article_text/sections (PubMed summarisation), "
+            "sections/full_text (PMC-MAD) or sections with heading/text"
+        )
+    if not paragraphs:
+        raise _BadItem("no paragraph to summarise")
+    title = item.get("title")
+    meta = {"layout": layout}
+    for key in ("doi", "pmcid", "pmid", "article_type", "file"):
+        value = item.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and value:
+            meta[key] = str(value)
+    return Article(
+        id=identifier,
+        source=source,
+        title=_collapse(title) if isinstance(title, str) else "",
+        paragraphs=paragraphs,
+        reference=reference,
+        meta=meta,
+    )
+
+
+# Sentences of the PubMed summarisation data are packed into paragraphs of about this
+# many characters: the layout has no paragraph breaks, and one-sentence "paragraphs"
+# would make first-sentence labelling label every sentence.
+_PACK_CHARS = 600
+
+
+def _pack(sentences: Sequence[str]) -> list[str]:
+    packed: list[str] = []
+    current: list[str] = []
+    size = 0
+    for sentence in sentences:
+        text = _collapse(sentence)
+        if not text:
+            continue
+        current.append(text)
+        size += len(text) + 1
+        if size >= _PACK_CHARS:
+            packed.append(" ".join(current))
+            current, size = [], 0
+    if current:
+        packed.append(" ".join(current))
+    return packed
+
+
+def _pubmed_paragraphs(item: Mapping[str, Any]) -> list[Paragraph]:
+    sections = item.get("sections")
+    names = item.get("section_names") or []
+    if not isinstance(names, list):
+        raise _BadItem("section_names is not a list")
+    paragraphs: list[Paragraph] = []
+    if isinstance(sections, list) and sections:
+        for index, section in enumerate(sections):
+            sentences = _strings(section, f"sections[{index}]")
+            name = names[index] if index < len(names) else ""
+            title = _collapse(name) if isinstance(name, str) else ""
+            if title and _is_back_matter(title):
+                continue
+            path = (title,) if title else ()
+            paragraphs.extend(Paragraph(title, t, path) for t in _pack(sentences))
+    else:
+        sentences = _strings(item.get("article_text", []), "article_text")
+        paragraphs.extend(Paragraph("", t) for t in _pack(sentences))
+    return paragraphs
+
+
+def _pubmed_abstract(value: Any) -> str | None:
+    if value is None:
+        return None
+    sentences = _strings(value, "abstract_text")
+    cleaned = [_collapse(s.replace("<S>", " ").replace("</S>", " ")) for s in sentences]
+    text = " ".join(s for s in cleaned if s)
+    return text or None
+
+
+def _is_heading_sections(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(s, dict) and "text" in s for s in value)
+    )
+
+
+def _looks_like_heading(block: str) -> bool:
+    """Tell a short title-like line from a paragraph (no end punctuation, few words)."""
+    return (
+        "\n" not in block.strip()
+        and len(block) <= 100
+        and len(block.split()) <= 12
+        and not _SENTENCE_END.search(block.strip())
+    )
+
+
+def _text_blocks(text: str) -> list[str]:
+    """Split a section's text into paragraphs: blank lines, else single newlines."""
+    blocks = [b for b in _BLANK_LINES.split(text.strip()) if b.strip()]
+    if len(blocks) == 1 and "\n" in blocks[0]:
+        blocks = [b for b in blocks[0].split("\n") if b.strip()]
+    return blocks
+
+
+def _section_paragraphs(title: str, text: str) -> list[Paragraph]:
+    """Turn a section's text into paragraphs, short title-like lines as subheadings."""
+    top = _collapse(title)
+    if top and _is_back_matter(top):
+        return []
+    base: tuple[str, ...] = (top,) if top else ()
+    path = base
+    paragraphs: list[Paragraph] = []
+    blocks = _text_blocks(text)
+    for index, block in enumerate(blocks):
+        collapsed = _collapse(block)
+        followed = index + 1 < len(blocks)
+        if followed and _looks_like_heading(collapsed):
+            path = base + (collapsed,)
+            continue
+        section = path[-1] if path else ""
+        paragraphs.append(Paragraph(section, collapsed, path))
+    return paragraphs
+
+
+def _heading_section_paragraphs(sections: list[dict[str, Any]]) -> list[Paragraph]:
+    paragraphs: list[Paragraph] = []
+    for index, section in enumerate(sections):
+        heading = section.get("heading", section.get("title", ""))
+        text = section.get("text")
+        if not isinstance(text, str) or not isinstance(heading, str | None):
+            raise _BadItem(f"sections[{index}] has no text string")
+        paragraphs.extend(_section_paragraphs(heading or "", text))
+    return paragraphs
+
+
+def _pmc_mad_paragraphs(item: Mapping[str, Any]) -> list[Paragraph]:
+    sections = item.get("sections")
+    names = item.get("section_names") or []
+    if not isinstance(names, list):
+        raise _BadItem("section_names is not a list")
+    paragraphs: list[Paragraph] = []
+    if isinstance(sections, list) and sections:
+        for index, section in enumerate(sections):
+            name = names[index] if index < len(names) else ""
+            title = _collapse(name) if isinstance(name, str) else ""
+            if isinstance(section, str):
+                paragraphs.extend(_section_paragraphs(title, section))
+            elif not (title and _is_back_matter(title)):
+                blocks = _strings(section, f"sections[{index}]")
+                path = (title,) if title else ()
+                paragraphs.extend(
+                    Paragraph(title, t, path) for t in map(_collapse, blocks) if t
+                )
+    else:
+        full_text = item.get("full_text")
+        if isinstance(full_text, list):
+            full_text = "\n\n".join(_strings(full_text, "full_text"))
+        if not isinstance(full_text, str):
+            raise _BadItem("neither sections nor full_text holds text")
+        paragraphs.extend(_section_paragraphs("", full_text))
+    return paragraphs
+
+
+def _plain_abstract(value: Any) -> str | None:
+    """Return an abstract string with its structure kept as ``Heading: text`` lines."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = "\n\n".join(_strings(value, "abstract"))
+    if not isinstance(value, str):
+        raise _BadItem("abstract is not a string")
+    lines: list[str] = []
+    pending = ""
+    blocks = _text_blocks(value)
+    for index, block in enumerate(blocks):
+        text = _collapse(block)
+        if index + 1 < len(blocks) and _looks_like_heading(text):
+            pending = text
+            continue
+        lines.append(f"{pending}: {text}" if pending else text)
+        pending = ""
+    return "\n".join(lines) or None
+
+
+# ------------------------------------------------------------------ text, Markdown
+
+
+def decode_text(data: bytes, path: Path) -> tuple[str, str]:
+    """Decode a text file; return the text and the encoding used.
+
+    UTF-8 (with or without BOM) and UTF-16 with a BOM are read as such. Anything else
+    is tried as Windows-1252, the usual encoding of text saved by older Windows
+    programs; the caller records that guess in the article's metadata.
+
+    Raises:
+        InputError: Binary data, or bytes that no supported encoding decodes.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), "utf-16"
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: invalid UTF-16 text ({exc.reason})") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\x00" in data:
+        raise InputError(f"{path}: binary data, not a text file")
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as exc:
+        utf8_error = exc
+    try:
+        return data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:
+        raise InputError(
+            f"{path}: not UTF-8 text (byte 0x{data[utf8_error.start]:02x} at offset "
+            f"{utf8_error.start}); save it as UTF-8"
+        ) from None
+
+
+def read_text(data: bytes, path: Path) -> Article:
+    """Read a plain-text or Markdown article: blank-line paragraphs, ``#`` headings.
+
+    A lone level-1 heading at the top is the title. A section titled "Abstract" is
+    the reference, not input.
+
+    Raises:
+        InputError: Undecodable, or no paragraph outside headings and the abstract.
+    """
+    text, encoding = decode_text(data, path)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    blocks = [b.strip("\n") for b in _BLANK_LINES.split(text) if b.strip()]
+    entries: list[tuple[int, str]] = []  # (heading level or 0 for a paragraph, text)
+    for block in blocks:
+        pending: list[str] = []
+        for line in block.split("\n"):
+            match = _ATX_HEADING.match(line.strip())
+            if match:
+                if pending:
+                    entries.append((0, " ".join(pending)))
+                    pending = []
+                entries.append((len(match.group(1)), _collapse(match.group(2))))
+            else:
+                pending.append(line)
+        if pending:
+            entries.append((0, " ".join(pending)))
+
+    title = ""
+    level_one = [e for e in entries if e[0] == 1]
+    if len(level_one) == 1 and entries[0][0] == 1:
+        title = entries.pop(0)[1]
+
+    stack: list[tuple[int, str]] = []
+    paragraphs: list[Paragraph] = []
+    abstract: list[str] = []
+    for level, content in entries:
+        if level:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, content))
+            continue
+        paragraph_text = _collapse(content)
+        if not paragraph_text:
+            continue
+        path_titles = tuple(t for _, t in stack)
+        if path_titles and path_titles[0].strip().lower().rstrip(":") == "abstract":
+            abstract.append(paragraph_text)
+            continue
+        if any(_is_back_matter(t) for t in path_titles):
+            continue
+        section = path_titles[-1] if path_titles else ""
+        paragraphs.append(Paragraph(section, paragraph_text, path_titles))
+    if not paragraphs:
+        raise InputError(f"{path}: no paragraph to summarise")
+    meta = {
+        "layout": "markdown" if path.suffix.lower() != ".txt" else "text",
+        "file": str(path),
+        "encoding": encoding,
+    }
+    if encoding == "cp1252":
+        meta["note"] = "not UTF-8: decoded as Windows-1252"
+    return Article(
+        id=path.stem,
+        source=str(path),
+        title=title,
+        paragraphs=paragraphs,
+        reference="\n".join(abstract) or None,
+        meta=meta,
+    )
