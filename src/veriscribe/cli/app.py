@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -12,6 +13,7 @@ import typer
 from veriscribe import service
 from veriscribe.cli import qa, render
 from veriscribe.errors import VeriscribeError
+from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.settings import Settings
 
 T = TypeVar("T")
@@ -86,10 +88,89 @@ def _later(name: str) -> None:
     raise typer.Exit(2)
 
 
+SplitOpt = Annotated[
+    str, typer.Option("--split", help="Divide strategy: fs (first sentence), ns, sh.")
+]
+PromptOpt = Annotated[
+    str, typer.Option("--prompt", help="Prompt family: bc, di, si, si_cot.")
+]
+EntitiesOpt = Annotated[
+    int,
+    typer.Option("--entities", help="Inject the top N TextRank key phrases (0: off)."),
+]
+LeanOpt = Annotated[
+    bool,
+    typer.Option("--lean", help="Drop the discarded reasoning field from prompts."),
+]
+LabellerOpt = Annotated[
+    str,
+    typer.Option(
+        "--labeller", help="First-sentence labeller for fs: llm or classifier."
+    ),
+]
+
+
+def abstract_options(
+    split: str, prompt: str, entities: int, lean: bool, labeller: str
+) -> AbstractOptions:
+    """Validate the abstract options given on the command line."""
+    choices = {
+        "--split": (split, ("fs", "ns", "sh")),
+        "--prompt": (prompt, ("bc", "di", "si", "si_cot")),
+        "--labeller": (labeller, ("llm", "classifier")),
+    }
+    for flag, (value, allowed) in choices.items():
+        if value not in allowed:
+            render.error_line(
+                f"{flag} must be one of {', '.join(allowed)}, not {value!r}"
+            )
+            raise typer.Exit(1)
+    if entities < 0:
+        render.error_line("--entities must be 0 or more")
+        raise typer.Exit(1)
+    return AbstractOptions(
+        split=split,  # type: ignore[arg-type]
+        prompt=prompt,  # type: ignore[arg-type]
+        entities=entities,
+        lean=lean,
+        labeller=labeller,  # type: ignore[arg-type]
+    )
+
+
 @app.command()
-def abstract(path: Path) -> None:
+def abstract(
+    path: Annotated[
+        Path, typer.Argument(help="Article: JATS XML, JSON lines, text or Markdown.")
+    ],
+    *,
+    split: SplitOpt = "fs",
+    prompt: PromptOpt = "bc",
+    entities: EntitiesOpt = 0,
+    lean: LeanOpt = False,
+    labeller: LabellerOpt = "llm",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    json_out: JsonOpt = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the JSON here.")
+    ] = None,
+) -> None:
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
-    _later("abstract")
+    settings = settings_for(model, base_url)
+    options = abstract_options(split, prompt, entities, lean, labeller)
+    if json_out:
+        result = run(service.generate_abstract(settings, path, options, model=model))
+        render.print_json(result)
+    else:
+        with render.AbstractProgress(str(path.name)) as view:
+            result = run(
+                service.generate_abstract(
+                    settings, path, options, model=model, on_event=view.event
+                )
+            )
+        render.abstract_result(result)
+    if out is not None:
+        out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
 @app.command()

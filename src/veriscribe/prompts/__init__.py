@@ -35,7 +35,9 @@ class Prompt:
         """Fill the placeholders and return the chat messages."""
         given = set(values)
         if missing := self.placeholders - given:
-            raise PromptError(f"prompt {self.id} is missing values for {sorted(missing)}")
+            raise PromptError(
+                f"prompt {self.id} is missing values for {sorted(missing)}"
+            )
         if unknown := given - self.placeholders:
             raise PromptError(f"prompt {self.id} has no placeholders {sorted(unknown)}")
         messages: list[BaseMessage] = []
@@ -60,7 +62,11 @@ def _fields(text: str) -> set[str]:
 def load_prompt(graph: str, name: str) -> Prompt:
     """Load ``prompts/<graph>/<name>.md``."""
     try:
-        text = resources.files(__package__).joinpath(graph, f"{name}.md").read_text("utf-8")
+        text = (
+            resources.files(__package__)
+            .joinpath(graph, f"{name}.md")
+            .read_text("utf-8")
+        )
     except FileNotFoundError as exc:
         raise PromptError(f"no prompt {graph}/{name}") from exc
     parts: dict[str, list[str]] = {}

@@ -62,7 +62,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             doc_key TEXT NOT NULL REFERENCES documents(doc_key) ON DELETE CASCADE,
             idx INTEGER NOT NULL,
             section TEXT NOT NULL,
-            top_section TEXT NOT NULL,
+            path TEXT NOT NULL,
             text TEXT NOT NULL,
             PRIMARY KEY (doc_key, idx)
         );

@@ -1,0 +1,164 @@
+"""The divide step: every paragraph to one facet, by first sentence, length or header."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, create_model
+
+from veriscribe.errors import ContextOverflow, StructuredOutputError
+from veriscribe.llm.client import Usage
+from veriscribe.nodes.abstract.facets import (
+    FACETS,
+    first_sentence,
+    group_paragraphs,
+    naive_split,
+    path_label,
+)
+from veriscribe.nodes.abstract.labeller import Labeller
+from veriscribe.nodes.abstract.state import (
+    AbstractDeps,
+    AbstractState,
+    FacetResult,
+    usage_record,
+)
+from veriscribe.prompts import load_prompt
+
+ROLES = ("background", "objective", "methods", "results", "conclusions", "none")
+RoleLiteral = Literal[
+    "background", "objective", "methods", "results", "conclusions", "none"
+]
+CONTEXT_CHARS = 300
+MAX_BATCH = 16
+LABEL_OUTPUT_TOKENS = 12  # per item, JSON punctuation included
+
+
+def label_schema(count: int) -> type[BaseModel]:
+    """Return a schema that admits exactly ``count`` valid labels."""
+    return create_model(
+        f"Labels{count}",
+        labels=(list[RoleLiteral], Field(min_length=count, max_length=count)),
+    )
+
+
+def format_items(targets: Sequence[str], contexts: Sequence[str]) -> str:
+    """Format the labelling items: each target sentence with its paragraph opening."""
+    blocks = []
+    for i, (target, context) in enumerate(zip(targets, contexts, strict=True), 1):
+        opening = " ".join(context.split())[:CONTEXT_CHARS]
+        blocks.append(f"Item {i}\nTarget: {target}\nContext: {opening}")
+    return "\n\n".join(blocks)
+
+
+def role_to_facet(role: str) -> str:
+    """Map a labeller role to a facet name (``none`` is the Other facet)."""
+    return "other" if role == "none" else role
+
+
+def naive_groups(lengths: Sequence[int]) -> tuple[list[str], dict[str, list[int]]]:
+    """Return per-paragraph part names and the six naive groups."""
+    groups = {f"part{i + 1}": g for i, g in enumerate(naive_split(lengths)) if g}
+    labels = [""] * len(lengths)
+    for name, members in groups.items():
+        for i in members:
+            labels[i] = name
+    return labels, groups
+
+
+async def llm_labels(
+    deps: AbstractDeps, paragraphs: Sequence[str]
+) -> tuple[list[str], list[str], Usage, float]:
+    """Label first sentences with the model, many per call; a failed batch falls back.
+
+    Returns the facet labels, fallback notes, usage and model seconds.
+    """
+    prompt = load_prompt("abstract", "label")
+    targets = [first_sentence(p) for p in paragraphs]
+    labels: list[str] = []
+    notes: list[str] = []
+    usage, seconds = Usage(), 0.0
+    classifier = Labeller.load()
+    start = 0
+    while start < len(paragraphs):
+        size = min(MAX_BATCH, len(paragraphs) - start)
+        batch = slice(start, start + size)
+        try:
+            result = await deps.llm.json(
+                prompt.id,
+                prompt.render(
+                    count=str(size),
+                    items=format_items(targets[batch], paragraphs[batch]),
+                ),
+                label_schema(size),
+                max_tokens=LABEL_OUTPUT_TOKENS * size + 16,
+            )
+            usage, seconds = usage + result.usage, seconds + result.seconds
+            labels.extend(role_to_facet(r) for r in result.value.labels)  # type: ignore[attr-defined]
+        except (StructuredOutputError, ContextOverflow) as exc:
+            positions = [i / len(paragraphs) for i in range(start, start + size)]
+            labels.extend(classifier.label(targets[batch], positions))
+            notes.append(
+                f"labels:classifier for paragraphs {start}-{start + size - 1} "
+                f"({exc.user_message})"
+            )
+        start += size
+    return labels, notes, usage, seconds
+
+
+async def divide(
+    state: AbstractState, runtime: Runtime[AbstractDeps]
+) -> dict[str, Any]:
+    """Assign every paragraph to a facet with the configured split strategy."""
+    deps = runtime.context
+    article = await deps.article(state["doc_key"])
+    texts = [p.text for p in article.paragraphs]
+    split = deps.options.split
+    notes: list[str] = []
+    usage, seconds = Usage(), 0.0
+    started = time.perf_counter()
+    if split == "ns":
+        labels, groups = naive_groups([len(t) for t in texts])
+        source = "naive"
+    else:
+        if split == "sh":
+            labels = [path_label(p.path or (p.section,)) for p in article.paragraphs]
+            source = "headers"
+        elif deps.options.labeller == "classifier":
+            labels = Labeller.load().label_paragraphs(texts)
+            source = "classifier"
+        else:
+            labels, notes, usage, seconds = await llm_labels(deps, texts)
+            source = "llm"
+        groups = {k: v for k, v in group_paragraphs(labels).items()}
+    empty: list[FacetResult] = [
+        FacetResult(
+            name=name,
+            stage="facets",
+            paragraphs=[],
+            summary="",
+            status="empty",
+            error=None,
+            chunks=0,
+            prompt_id="",
+            usage=usage_record("facet", Usage(), 0.0),
+        )
+        for name in (FACETS if split != "ns" else ())
+        if not groups.get(name)
+    ]
+    return {
+        "labels": labels,
+        "label_source": source,
+        "stage": "facets",
+        "groups": {k: v for k, v in groups.items() if v},
+        "results": empty,
+        "fallbacks": notes,
+        "prompt_ids": [load_prompt("abstract", "label").id] if source == "llm" else [],
+        "usage": [
+            usage_record("divide", usage, seconds or time.perf_counter() - started)
+        ]
+        if usage.calls or usage.cached
+        else [],
+    }

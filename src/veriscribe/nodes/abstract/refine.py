@@ -1,0 +1,89 @@
+"""The refine step: one call turns the concatenated draft into the abstract."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from veriscribe.errors import ContextOverflow, StructuredOutputError
+from veriscribe.nodes.abstract.facets import FACETS, THREE_FACETS
+from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
+from veriscribe.nodes.abstract.summarize_facet import output_format
+from veriscribe.prompts import load_prompt
+
+ABSTRACT_TOKENS = 700
+
+
+class AbstractFull(BaseModel):
+    """The refined abstract with the paper's discarded reasoning field."""
+
+    abstract: str
+    reasoning: str
+
+
+class AbstractLean(BaseModel):
+    """The refined abstract alone (lean mode)."""
+
+    abstract: str
+
+
+def order_key(name: str) -> tuple[int, int]:
+    """Sort facets in rhetorical order, naive parts by number."""
+    if name in FACETS:
+        return (0, FACETS.index(name))
+    if name in THREE_FACETS:
+        return (1, THREE_FACETS.index(name))
+    return (2, int(name[4:]) if name[4:].isdigit() else 0)
+
+
+def draft_of(state: AbstractState) -> str:
+    """Concatenate the usable summaries of the final stage in rhetorical order."""
+    usable = [
+        r
+        for r in latest(state.get("results", []), state["stage"]).values()
+        if r["status"] in ("ok", "lead300") and r["summary"].strip()
+    ]
+    usable.sort(key=lambda r: order_key(r["name"]))
+    return "\n\n".join(r["summary"].strip() for r in usable)
+
+
+async def refine(
+    state: AbstractState, runtime: Runtime[AbstractDeps]
+) -> dict[str, Any]:
+    """Refine the draft; if that fails the draft is the abstract, and it says so."""
+    deps = runtime.context
+    draft = draft_of(state)
+    prompt = load_prompt("abstract", "refine")
+    lean = deps.options.lean
+    started = time.perf_counter()
+    try:
+        result = await deps.llm.json(
+            prompt.id,
+            prompt.render(draft=draft, output_format=output_format("abstract", lean)),
+            AbstractLean if lean else AbstractFull,
+            max_tokens=ABSTRACT_TOKENS,
+        )
+    except (StructuredOutputError, ContextOverflow) as exc:
+        return {
+            "draft": draft,
+            "abstract": draft,
+            "refined": False,
+            "fallbacks": [f"refine_failed: {exc.user_message}"],
+        }
+    abstract = getattr(result.value, "abstract", "").strip()
+    fallbacks = []
+    if not abstract:
+        abstract = draft
+        fallbacks.append("refine_failed: the model returned an empty abstract")
+    return {
+        "draft": draft,
+        "abstract": abstract,
+        "refined": bool(abstract),
+        "fallbacks": fallbacks,
+        "prompt_ids": [prompt.id],
+        "usage": [usage_record("refine", result.usage, time.perf_counter() - started)],
+    }

@@ -1,0 +1,119 @@
+"""State, options and dependencies of the abstract graph.
+
+State stays small and saveable: the article lives in the store and is looked up by key;
+state and ``Send`` payloads carry paragraph indices and short summaries only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+from dataclasses import asdict, dataclass, field
+from typing import Annotated, Literal, TypedDict
+
+from veriscribe.documents.articles import Article
+from veriscribe.llm.client import LLM, Usage
+from veriscribe.store.articles import get_article
+from veriscribe.store.db import Store
+
+Split = Literal["fs", "ns", "sh"]
+PromptFamily = Literal["bc", "di", "si", "si_cot"]
+LabellerKind = Literal["llm", "classifier"]
+Stage = Literal["facets", "regroup"]
+Status = Literal["ok", "empty", "failed", "lead300"]
+
+
+@dataclass(frozen=True)
+class AbstractOptions:
+    """How an abstract is made; part of the run's identity."""
+
+    split: Split = "fs"
+    prompt: PromptFamily = "bc"
+    entities: int = 0
+    lean: bool = False
+    labeller: LabellerKind = "llm"
+
+    def key(self) -> str:
+        """Return a short stable hash of the options."""
+        blob = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class AbstractDeps:
+    """What the nodes need besides state: the model, the store, the options."""
+
+    llm: LLM
+    store: Store
+    options: AbstractOptions = AbstractOptions()
+    _articles: dict[str, Article] = field(default_factory=dict, compare=False)
+
+    async def article(self, key: str) -> Article:
+        """Return the stored article, cached for this run."""
+        if key not in self._articles:
+            self._articles[key] = await get_article(self.store, key)
+        return self._articles[key]
+
+
+class UsageRecord(TypedDict):
+    """Model usage of one node run."""
+
+    step: str
+    calls: int
+    prompt_tokens: int
+    output_tokens: int
+    cached: int
+    seconds: float
+
+
+class FacetResult(TypedDict):
+    """The outcome of summarising one facet (or one regrouped facet)."""
+
+    name: str
+    stage: Stage
+    paragraphs: list[int]
+    summary: str
+    status: Status
+    error: str | None
+    chunks: int
+    prompt_id: str
+    usage: UsageRecord
+
+
+class FacetTask(TypedDict):
+    """The ``Send`` payload of one facet branch: ids, no text."""
+
+    doc_key: str
+    name: str
+    stage: Stage
+    paragraphs: list[int]
+
+
+class AbstractState(TypedDict, total=False):
+    """The abstract graph's state."""
+
+    doc_key: str
+    labels: list[str]
+    label_source: str
+    stage: Stage
+    groups: dict[str, list[int]]
+    results: Annotated[list[FacetResult], operator.add]
+    fallbacks: Annotated[list[str], operator.add]
+    usage: Annotated[list[UsageRecord], operator.add]
+    draft: str
+    abstract: str
+    refined: bool
+    prompt_ids: Annotated[list[str], operator.add]
+
+
+def usage_record(step: str, usage: Usage, seconds: float) -> UsageRecord:
+    """Return the saveable record of a node's model usage."""
+    return UsageRecord(
+        step=step,
+        calls=usage.calls,
+        prompt_tokens=usage.prompt_tokens,
+        output_tokens=usage.output_tokens,
+        cached=usage.cached,
+        seconds=round(seconds, 3),
+    )

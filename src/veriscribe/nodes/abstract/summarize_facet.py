@@ -1,0 +1,307 @@
+"""One facet branch: prompt the model for the facet's summary, in chunks if it is long."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from veriscribe.errors import ContextOverflow, StructuredOutputError
+from veriscribe.llm.client import LLM, Usage
+from veriscribe.nodes.abstract.facets import first_sentence
+from veriscribe.nodes.abstract.state import (
+    AbstractDeps,
+    AbstractOptions,
+    FacetResult,
+    FacetTask,
+    usage_record,
+)
+from veriscribe.prompts import Prompt, load_prompt
+
+SUMMARY_TOKENS = 512
+ELEMENT_TOKENS = 256
+
+# One line per facet, in the spirit of the paper's concise guidance (table 7).
+CONCISE_GUIDE = {
+    "background": "the research gap and the motivation for the work.",
+    "objective": "the primary aim or hypothesis.",
+    "methods": "the design and the procedures.",
+    "results": "the key findings and their data.",
+    "conclusions": "the implications and the take-home message.",
+    "other": "the main point of the text.",
+    "intro": "the research context, gap and aim.",
+    "main_idea": "the approach, design and main content.",
+    "results_conclusions": "the key findings and what they imply.",
+}
+# The detailed guidance (table 8 style, after structured-abstract author guidelines).
+DETAILED_GUIDE = {
+    "background": "State the context of the work and the gap or problem it addresses, "
+    "with why it matters.",
+    "objective": "State the complete aims, questions or hypotheses, including the "
+    "population and setting when given.",
+    "methods": "Report the design, setting, participants or samples (with sample "
+    "sizes), data collection, interventions, outcome measures and analysis methods.",
+    "results": "Report the main findings with their numbers: sample sizes, response "
+    "rates, effect sizes, P values and confidence intervals.",
+    "conclusions": "State the conclusions that the results support, their "
+    "implications and the limitations the text names.",
+    "other": "State the main point and any key data.",
+    "intro": "State the context, the gap and the complete aims.",
+    "main_idea": "Report the design, participants, data and analysis, or the main "
+    "argument.",
+    "results_conclusions": "Report the main findings with their statistics and the "
+    "conclusions they support.",
+}
+DISPLAY = {
+    "intro": "introduction",
+    "main_idea": "main content",
+    "results_conclusions": "results and conclusions",
+}
+
+
+class SummaryFull(BaseModel):
+    """A facet summary with the paper's discarded reasoning field."""
+
+    summary: str
+    reasoning: str
+
+
+class SummaryLean(BaseModel):
+    """A facet summary alone (lean mode)."""
+
+    summary: str
+
+
+class Elements(BaseModel):
+    """The first stage of the chain-of-thought family."""
+
+    elements: list[str]
+
+
+def output_format(field: str, lean: bool) -> str:
+    """Return the JSON shape the prompt asks for."""
+    if lean:
+        return f'{{"{field}": "..."}}'
+    return f'{{"{field}": "...", "reasoning": "..."}}'
+
+
+def summary_schema(lean: bool) -> type[SummaryFull] | type[SummaryLean]:
+    """Return the summary schema for the mode."""
+    return SummaryLean if lean else SummaryFull
+
+
+def facet_prompt(options: AbstractOptions, name: str) -> Prompt:
+    """Return the summary prompt for the options and facet."""
+    if options.split == "ns" and options.prompt == "bc":
+        return load_prompt("abstract", "summarize_bc_ns")
+    return load_prompt("abstract", f"summarize_{options.prompt}")
+
+
+def facet_values(
+    options: AbstractOptions,
+    prompt: Prompt,
+    name: str,
+    text: str,
+    extra: dict[str, str],
+) -> dict[str, str]:
+    """Return the placeholder values of a facet prompt."""
+    naive = options.split == "ns"
+    guide_table = DETAILED_GUIDE if options.prompt == "di" else CONCISE_GUIDE
+    guide = (
+        "its main topic." if naive else guide_table.get(name, CONCISE_GUIDE["other"])
+    )
+    values = {
+        "facet": "" if naive else DISPLAY.get(name, name),
+        "guide": guide,
+        "text": text,
+        "output_format": output_format("summary", options.lean),
+        "reasoning_field": ""
+        if options.lean
+        else '; "reasoning" is a brief explanation',
+        **extra,
+    }
+    return {k: v for k, v in values.items() if k in prompt.placeholders}
+
+
+def pack(texts: Sequence[str], budget: int, count: Any) -> list[str]:
+    """Pack texts into chunks of at most ``budget`` tokens, never cutting a text.
+
+    A text that alone exceeds the budget is cut into sentence runs instead.
+    """
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for text in texts:
+        size = count(text)
+        if size > budget:
+            if current:
+                chunks.append("\n\n".join(current))
+                current, used = [], 0
+            chunks.extend(pack(split_sentences(text), budget, count))
+            continue
+        if used + size > budget and current:
+            chunks.append("\n\n".join(current))
+            current, used = [], 0
+        current.append(text)
+        used += size
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph into sentences; a sentence with no end is cut by words."""
+    sentences = []
+    rest = text
+    while rest.strip():
+        head = first_sentence(rest)
+        if not head or len(head) >= len(rest):
+            break
+        sentences.append(head)
+        rest = rest[rest.find(head) + len(head) :]
+    if rest.strip():
+        sentences.append(rest.strip())
+    if len(sentences) == 1:
+        words = text.split()
+        return [" ".join(words[i : i + 150]) for i in range(0, len(words), 150)]
+    return sentences
+
+
+class FacetSummariser:
+    """Summarise one facet's text, with map-reduce when it exceeds the budget."""
+
+    def __init__(self, llm: LLM, options: AbstractOptions, name: str) -> None:
+        self.llm = llm
+        self.options = options
+        self.name = name
+        self.usage = Usage()
+        self.seconds = 0.0
+        self.chunks = 0
+        self.prompt_ids: list[str] = []
+
+    def _tokens(self, text: str) -> int:
+        return self.llm.count_tokens([HumanMessage(text)])
+
+    def _room(self, prompt: Prompt, max_out: int, extra: dict[str, str]) -> int:
+        frame = prompt.render(
+            **facet_values(self.options, prompt, self.name, "", extra)
+        )
+        return self.llm.prompt_budget(max_out) - self.llm.count_tokens(frame)
+
+    async def summarise(self, texts: Sequence[str]) -> str:
+        """Return the facet summary of the texts."""
+        extra = self._entity_values("\n\n".join(texts))
+        prompt = facet_prompt(self.options, self.name)
+        room = self._room(prompt, SUMMARY_TOKENS, extra | {"elements": "x" * 400})
+        if room < 200:
+            raise ContextOverflow(
+                f"the model's context ({self.llm.context_tokens} tokens) leaves no room "
+                "for facet text",
+                prompt_tokens=0,
+                budget=room,
+            )
+        chunks = pack(texts, room, self._tokens)
+        self.chunks = len(chunks)
+        summaries = [await self._one(prompt, chunk, extra) for chunk in chunks]
+        return await self._merge(summaries) if len(summaries) > 1 else summaries[0]
+
+    def _entity_values(self, text: str) -> dict[str, str]:
+        if not self.options.entities:
+            return {"entities": ""}
+        from veriscribe.nodes.abstract.entities import key_phrases
+
+        phrases = key_phrases(text, self.options.entities)
+        if not phrases:
+            return {"entities": ""}
+        return {
+            "entities": "\nKeep the meaning of these key terms accurate: "
+            + "; ".join(phrases)
+            + "."
+        }
+
+    async def _one(self, prompt: Prompt, text: str, extra: dict[str, str]) -> str:
+        if self.options.prompt == "si_cot":
+            extra = extra | {"elements": await self._elements(text)}
+        values = facet_values(self.options, prompt, self.name, text, extra)
+        result = await self.llm.json(
+            prompt.id,
+            prompt.render(**values),
+            summary_schema(self.options.lean),
+            max_tokens=SUMMARY_TOKENS,
+        )
+        self._account(prompt.id, result.usage, result.seconds)
+        return result.value.summary.strip()
+
+    async def _elements(self, text: str) -> str:
+        prompt = load_prompt("abstract", "elements_si_cot")
+        result = await self.llm.json(
+            prompt.id,
+            prompt.render(facet=DISPLAY.get(self.name, self.name), text=text),
+            Elements,
+            max_tokens=ELEMENT_TOKENS,
+        )
+        self._account(prompt.id, result.usage, result.seconds)
+        return "; ".join(e.strip() for e in result.value.elements if e.strip())
+
+    async def _merge(self, summaries: list[str]) -> str:
+        prompt = load_prompt("abstract", "merge")
+        room = self._room(prompt, SUMMARY_TOKENS, {})
+        while True:
+            groups = pack(summaries, room, self._tokens)
+            merged = []
+            for group in groups:
+                values = facet_values(self.options, prompt, self.name, group, {})
+                result = await self.llm.json(
+                    prompt.id,
+                    prompt.render(**values),
+                    summary_schema(self.options.lean),
+                    max_tokens=SUMMARY_TOKENS,
+                )
+                self._account(prompt.id, result.usage, result.seconds)
+                merged.append(result.value.summary.strip())
+            if len(merged) == 1:
+                return merged[0]
+            if len(merged) >= len(summaries):
+                # Merging no longer shrinks the text: keep the pieces in order.
+                return " ".join(merged)
+            summaries = merged
+
+    def _account(self, prompt_id: str, usage: Usage, seconds: float) -> None:
+        self.usage = self.usage + usage
+        self.seconds += seconds
+        if prompt_id not in self.prompt_ids:
+            self.prompt_ids.append(prompt_id)
+
+
+async def summarize_facet(
+    task: FacetTask, runtime: Runtime[AbstractDeps]
+) -> dict[str, Any]:
+    """Summarise one facet; a semantic failure is recorded, not raised."""
+    deps = runtime.context
+    article = await deps.article(task["doc_key"])
+    texts = [article.paragraphs[i].text for i in task["paragraphs"]]
+    worker = FacetSummariser(deps.llm, deps.options, task["name"])
+    started = time.perf_counter()
+    summary, status, error = "", "ok", None
+    try:
+        summary = await worker.summarise(texts)
+        if not summary:
+            status, error = "failed", "the model returned an empty summary"
+    except (StructuredOutputError, ContextOverflow) as exc:
+        status, error = "failed", exc.user_message
+    result = FacetResult(
+        name=task["name"],
+        stage=task["stage"],
+        paragraphs=task["paragraphs"],
+        summary=summary,
+        status=status,  # type: ignore[typeddict-item]
+        error=error,
+        chunks=worker.chunks,
+        prompt_id=",".join(worker.prompt_ids),
+        usage=usage_record("facet", worker.usage, time.perf_counter() - started),
+    )
+    return {"results": [result], "prompt_ids": worker.prompt_ids}

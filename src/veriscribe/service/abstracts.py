@@ -1,0 +1,181 @@
+"""Abstract generation: one article through the checkpointed Divide-Prompt-Refine graph."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from veriscribe.documents.articles import Article, ReadFailure, read_articles
+from veriscribe.errors import InputError
+from veriscribe.graphs.abstract import (
+    AbstractDeps,
+    AbstractOptions,
+    AbstractState,
+    build_abstract_graph,
+)
+from veriscribe.llm.client import LLM, call_scope
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.service.common import open_store
+from veriscribe.settings import Settings
+from veriscribe.store.articles import put_article
+from veriscribe.store.db import Store
+
+Event = tuple[str, dict[str, Any]]
+OnEvent = Callable[[str, dict[str, Any]], None]
+
+
+def thread_id(doc_key: str, options: AbstractOptions, llm: LLM) -> str:
+    """Return the graph thread of an article under one configuration and model."""
+    model = hashlib.sha256(llm.label.encode()).hexdigest()[:8]
+    return f"abstract:{doc_key}:{options.key()}:{model}"
+
+
+async def checkpointer(store: Store) -> AsyncSqliteSaver:
+    """Return a checkpointer over the store's connection, tables created."""
+    saver = AsyncSqliteSaver(store.conn)
+    await saver.setup()
+    return saver
+
+
+def compiled_graph(
+    saver: AsyncSqliteSaver, max_attempts: int
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the abstract graph with a checkpointer."""
+    return build_abstract_graph(max_attempts).compile(checkpointer=saver)
+
+
+def read_single_article(path: Path) -> Article:
+    """Read the one article a file holds, or raise InputError."""
+    items = list(read_articles(path))
+    failures = [i for i in items if isinstance(i, ReadFailure)]
+    articles = [i for i in items if isinstance(i, Article)]
+    if len(articles) + len(failures) > 1:
+        raise InputError(
+            f"{path} holds {len(articles) + len(failures)} articles: "
+            "use `veriscribe batch` for more than one"
+        )
+    if failures:
+        raise InputError(f"{failures[0].source}: {failures[0].reason}")
+    if not articles:
+        raise InputError(f"{path}: no article found")
+    if not articles[0].paragraphs:
+        raise InputError(f"{path}: the article has no body paragraphs")
+    return articles[0]
+
+
+async def run_abstract(
+    store: Store,
+    llm: LLM,
+    article: Article,
+    options: AbstractOptions,
+    *,
+    graph: CompiledStateGraph[Any, Any, Any, Any] | None = None,
+    on_event: OnEvent | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """Run (or resume, or reuse) the abstract graph for one article; return the result."""
+    started = time.perf_counter()
+    key = await put_article(store, article)
+    if graph is None:
+        graph = compiled_graph(await checkpointer(store), llm.settings.retries + 1)
+    tid = thread_id(key, options, llm)
+    config: RunnableConfig = {
+        "configurable": {"thread_id": tid},
+        "max_concurrency": llm.settings.concurrency,
+    }
+    deps = AbstractDeps(llm=llm, store=store, options=options)
+    deps._articles[key] = article
+    snapshot = await graph.aget_state(config)
+    done = bool(snapshot.values) and not snapshot.next
+    if not done:
+        graph_input = None if snapshot.next else {"doc_key": key}
+        token = call_scope.set((run_id, tid))
+        try:
+            async for update in graph.astream(
+                graph_input, config, context=deps, stream_mode="updates"
+            ):
+                if on_event is not None:
+                    for node, change in update.items():
+                        on_event(node, change if isinstance(change, dict) else {})
+        finally:
+            call_scope.reset(token)
+        snapshot = await graph.aget_state(config)
+    final = cast(AbstractState, snapshot.values)
+    result = assemble_result(article, final, options, llm)
+    result["thread_id"] = tid
+    result["resumed_from_checkpoint"] = done
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def assemble_result(
+    article: Article, state: AbstractState, options: AbstractOptions, llm: LLM
+) -> dict[str, Any]:
+    """Return the public result object of one article (SPEC field names)."""
+    results = state.get("results", [])
+    final = latest(results, state.get("stage", "facets"))
+    usage_items = [r["usage"] for r in results] + list(state.get("usage", []))
+    usage = {
+        "calls": sum(u["calls"] for u in usage_items),
+        "prompt_tokens": sum(u["prompt_tokens"] for u in usage_items),
+        "output_tokens": sum(u["output_tokens"] for u in usage_items),
+        "cached_calls": sum(u["cached"] for u in usage_items),
+    }
+    facets = [
+        {
+            "name": r["name"],
+            "paragraphs": r["paragraphs"],
+            "summary": r["summary"],
+            "status": r["status"],
+            "chunks": r["chunks"],
+            "error": r["error"],
+            "prompt_tokens": r["usage"]["prompt_tokens"],
+            "output_tokens": r["usage"]["output_tokens"],
+            "seconds": r["usage"]["seconds"],
+        }
+        for r in final.values()
+    ]
+    return {
+        "id": article.id,
+        "source": article.source,
+        "title": article.title,
+        "abstract": state.get("abstract", ""),
+        "reference": article.reference,
+        "facets": facets,
+        "fallbacks": list(state.get("fallbacks", [])),
+        "refined": bool(state.get("refined", False)),
+        "draft": state.get("draft", ""),
+        "labels": list(state.get("labels", [])),
+        "label_source": state.get("label_source", ""),
+        "model": llm.label,
+        "prompt": options.prompt,
+        "prompt_ids": sorted(set(state.get("prompt_ids", []))),
+        "split": options.split,
+        "lean": options.lean,
+        "entities": options.entities,
+        "paragraph_count": len(article.paragraphs),
+        "usage": usage,
+    }
+
+
+async def generate_abstract(
+    settings: Settings,
+    path: Path,
+    options: AbstractOptions,
+    *,
+    model: str | None = None,
+    on_event: OnEvent | None = None,
+) -> dict[str, Any]:
+    """Write an abstract for the article in ``path``."""
+    article = read_single_article(path)
+    async with open_store(settings) as store:
+        llm = make_llm(model or settings.model, settings, store)
+        return await run_abstract(store, llm, article, options, on_event=on_event)

@@ -1,0 +1,73 @@
+"""Article texts in the database, so graph state can carry ids instead of text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+from veriscribe.documents.articles import Article, Paragraph
+from veriscribe.errors import NotFound
+from veriscribe.store.db import Store
+
+
+def article_key(article: Article) -> str:
+    """Return the stable key of an article: its id and a hash of its content."""
+    digest = hashlib.sha256(f"{article.id}\n{article.content_hash}".encode())
+    return digest.hexdigest()[:24]
+
+
+async def put_article(store: Store, article: Article) -> str:
+    """Store an article (once) and return its key."""
+    key = article_key(article)
+    async with store.conn.execute(
+        "SELECT 1 FROM documents WHERE doc_key = ?", (key,)
+    ) as cur:
+        if await cur.fetchone():
+            return key
+    await store.conn.execute("BEGIN IMMEDIATE")
+    try:
+        await store.conn.execute(
+            "INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                article.id,
+                article.source,
+                article.title,
+                article.reference,
+                json.dumps(article.meta),
+                time.time(),
+            ),
+        )
+        await store.conn.executemany(
+            "INSERT OR IGNORE INTO paragraphs VALUES (?, ?, ?, ?, ?)",
+            [
+                (key, i, p.section, json.dumps(list(p.path)), p.text)
+                for i, p in enumerate(article.paragraphs)
+            ],
+        )
+        await store.conn.execute("COMMIT")
+    except BaseException:
+        await store.conn.execute("ROLLBACK")
+        raise
+    return key
+
+
+async def get_article(store: Store, key: str) -> Article:
+    """Load a stored article by key."""
+    async with store.conn.execute(
+        "SELECT id, source, title, reference, meta FROM documents WHERE doc_key = ?",
+        (key,),
+    ) as cur:
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound(f"no stored article {key}")
+    async with store.conn.execute(
+        "SELECT section, path, text FROM paragraphs WHERE doc_key = ? ORDER BY idx",
+        (key,),
+    ) as cur:
+        paragraphs = [
+            Paragraph(section, text, tuple(json.loads(path)))
+            async for section, path, text in cur
+        ]
+    return Article(row[0], row[1], row[2], paragraphs, row[3], json.loads(row[4]))
