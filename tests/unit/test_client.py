@@ -2,9 +2,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from fakes import ScriptedChatModel, scripted_llm
 from pydantic import BaseModel
 
+from fakes import ScriptedChatModel, scripted_llm
 from veriscribe.errors import (
     BackendUnavailable,
     ContextOverflow,

@@ -59,7 +59,9 @@ class AbstractProgress:
         self.stage = "dividing the article into facets"
         self.facets: dict[str, str] = {}
         self.fallbacks: list[str] = []
-        self.live = Live(self._render(), console=err_console, refresh_per_second=4)
+        self.live = Live(
+            self._render(), console=err_console, refresh_per_second=4, transient=True
+        )
 
     def __enter__(self) -> AbstractProgress:
         self.live.__enter__()

@@ -6,29 +6,32 @@ import time
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.nodes.abstract.facets import FACETS, THREE_FACETS
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
-from veriscribe.nodes.abstract.summarize_facet import output_format
+from veriscribe.nodes.abstract.summarize_facet import REASONING_CHARS, output_format
 from veriscribe.prompts import load_prompt
 
 ABSTRACT_TOKENS = 700
 
 
+ABSTRACT_CHARS = 2400
+
+
 class AbstractFull(BaseModel):
     """The refined abstract with the paper's discarded reasoning field."""
 
-    abstract: str
-    reasoning: str
+    abstract: str = Field(json_schema_extra={"maxLength": ABSTRACT_CHARS})
+    reasoning: str = Field(json_schema_extra={"maxLength": REASONING_CHARS})
 
 
 class AbstractLean(BaseModel):
     """The refined abstract alone (lean mode)."""
 
-    abstract: str
+    abstract: str = Field(json_schema_extra={"maxLength": ABSTRACT_CHARS})
 
 
 def order_key(name: str) -> tuple[int, int]:
