@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -14,6 +14,7 @@ from veriscribe import service
 from veriscribe.cli import qa, render
 from veriscribe.errors import VeriscribeError
 from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.service import evaluation
 from veriscribe.settings import Settings
 
 T = TypeVar("T")
@@ -173,28 +174,132 @@ def abstract(
         out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        min=1,
+        help="Model calls in flight at once (default: VERISCRIBE_LLM__CONCURRENCY).",
+    ),
+]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress display; one summary line.")
+]
+RunIdArg = Annotated[str, typer.Argument(help="A run id (see `veriscribe runs list`).")]
+
+
+def _run_batch_command(
+    start: Callable[
+        [Callable[[Any], None] | None], Coroutine[Any, Any, dict[str, Any]]
+    ],
+    *,
+    quiet: bool,
+    json_out: bool,
+) -> None:
+    """Run a batch with the chosen display; exit 130 when it was interrupted."""
+    if json_out or quiet:
+        summary = run(start(None))
+    else:
+        with render.BatchView() as view:
+            summary = run(start(view.update))
+    if json_out:
+        render.print_json(summary)
+    elif quiet:
+        render.batch_line(summary)
+    else:
+        render.batch_summary(summary)
+    if summary.get("interrupted"):
+        raise typer.Exit(130)
+
+
 @app.command()
-def batch(inputs: list[str], *, out: Annotated[Path, typer.Option("--out")]) -> None:
-    """Write abstracts for many articles, resumably."""
-    _later("batch")
+def batch(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Article files, directories or globs; JSON lines count one per line."
+        ),
+    ],
+    *,
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Results: one JSON line per article."),
+    ],
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id", help="Name the run (default: derived from inputs and options)."
+        ),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    split: SplitOpt = "fs",
+    prompt: PromptOpt = "bc",
+    entities: EntitiesOpt = 0,
+    lean: LeanOpt = False,
+    labeller: LabellerOpt = "llm",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write abstracts for many articles, resumably: run it again to continue."""
+    settings = settings_for(model, base_url)
+    options = abstract_options(split, prompt, entities, lean, labeller)
+    _run_batch_command(
+        lambda on_progress: service.run_batch(
+            settings,
+            inputs,
+            out,
+            options,
+            run_id=run_id,
+            concurrency=concurrency,
+            model=model,
+            on_progress=on_progress,
+        ),
+        quiet=quiet,
+        json_out=json_out,
+    )
 
 
 @runs_app.command("list")
-def runs_list() -> None:
-    """List batch runs."""
-    _later("runs list")
+def runs_list(*, json_out: JsonOpt = False) -> None:
+    """List batch runs with their counts, tokens and timings."""
+    listed = run(service.list_runs(settings_for()))
+    if json_out:
+        render.print_json(listed)
+    else:
+        render.runs_table(listed)
 
 
 @runs_app.command("show")
-def runs_show(run_id: str) -> None:
-    """Show one run with its failures."""
-    _later("runs show")
+def runs_show(run_id: RunIdArg, *, json_out: JsonOpt = False) -> None:
+    """Show one run: counts, timings, tokens, and every failure with its reason."""
+    summary = run(service.show_run(settings_for(), run_id))
+    if json_out:
+        render.print_json(summary)
+    else:
+        render.run_details(summary)
 
 
 @runs_app.command("resume")
-def runs_resume(run_id: str) -> None:
-    """Resume an interrupted run."""
-    _later("runs resume")
+def runs_resume(
+    run_id: RunIdArg,
+    *,
+    concurrency: ConcurrencyOpt = None,
+    base_url: BaseUrlOpt = None,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Continue a run: skip finished articles, retry failed ones, repair the output."""
+    settings = settings_for(None, base_url)
+    _run_batch_command(
+        lambda on_progress: service.resume_run(
+            settings, run_id, concurrency=concurrency, on_progress=on_progress
+        ),
+        quiet=quiet,
+        json_out=json_out,
+    )
 
 
 @eval_app.command("abstracts")
@@ -204,9 +309,32 @@ def eval_abstracts(results: Path) -> None:
 
 
 @eval_app.command("labels")
-def eval_labels(data: Path) -> None:
-    """Score the first-sentence labeller on BIORC800-format data."""
-    _later("eval labels")
+def eval_labels(
+    data: Annotated[Path, typer.Argument(help="BIORC800-format JSON lines.")],
+    *,
+    labeller: Annotated[
+        list[str] | None,
+        typer.Option("--labeller", help="classifier and/or llm (repeat the option)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N abstracts.")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score the first-sentence labeller(s) on BIORC800-format data."""
+    settings = settings_for(model, base_url)
+    names = tuple(labeller or ["classifier"])
+    report = run(
+        evaluation.eval_labels(
+            settings, data, labellers=names, limit=limit, model=model
+        )
+    )
+    if json_out:
+        render.print_json(report)
+    else:
+        render.label_report(report, names)
 
 
 qa.register(app, corpus_app, eval_app)

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, create_model
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
-from veriscribe.llm.client import Usage
+from veriscribe.llm.client import LLM, Usage
 from veriscribe.nodes.abstract.facets import (
     FACETS,
     first_sentence,
@@ -68,29 +68,29 @@ def naive_groups(lengths: Sequence[int]) -> tuple[list[str], dict[str, list[int]
     return labels, groups
 
 
-async def llm_labels(
-    deps: AbstractDeps, paragraphs: Sequence[str]
+async def label_with_model(
+    llm: LLM, targets: Sequence[str], contexts: Sequence[str]
 ) -> tuple[list[str], list[str], Usage, float]:
-    """Label first sentences with the model, many per call; a failed batch falls back.
+    """Label target sentences with the model, many per call; a failed batch falls back.
 
+    Each target is shown with its context (the opening of its paragraph). A batch whose
+    output does not hold exactly one valid label per item, even after the client's one
+    repair, is labelled by the shipped classifier instead, and a note says so.
     Returns the facet labels, fallback notes, usage and model seconds.
     """
     prompt = load_prompt("abstract", "label")
-    targets = [first_sentence(p) for p in paragraphs]
     labels: list[str] = []
     notes: list[str] = []
     usage, seconds = Usage(), 0.0
-    classifier = Labeller.load()
     start = 0
-    while start < len(paragraphs):
-        size = min(MAX_BATCH, len(paragraphs) - start)
+    while start < len(targets):
+        size = min(MAX_BATCH, len(targets) - start)
         batch = slice(start, start + size)
         try:
-            result = await deps.llm.json(
+            result = await llm.json(
                 prompt.id,
                 prompt.render(
-                    count=str(size),
-                    items=format_items(targets[batch], paragraphs[batch]),
+                    count=str(size), items=format_items(targets[batch], contexts[batch])
                 ),
                 label_schema(size),
                 max_tokens=LABEL_OUTPUT_TOKENS * size + 16,
@@ -98,10 +98,10 @@ async def llm_labels(
             usage, seconds = usage + result.usage, seconds + result.seconds
             labels.extend(role_to_facet(r) for r in result.value.labels)  # type: ignore[attr-defined]
         except (StructuredOutputError, ContextOverflow) as exc:
-            positions = [i / len(paragraphs) for i in range(start, start + size)]
-            labels.extend(classifier.label(targets[batch], positions))
+            positions = [i / len(targets) for i in range(start, start + size)]
+            labels.extend(Labeller.load().label(targets[batch], positions))
             notes.append(
-                f"labels:classifier for paragraphs {start}-{start + size - 1} "
+                f"labels:classifier for items {start}-{start + size - 1} "
                 f"({exc.user_message})"
             )
         start += size
@@ -130,7 +130,10 @@ async def divide(
             labels = Labeller.load().label_paragraphs(texts)
             source = "classifier"
         else:
-            labels, notes, usage, seconds = await llm_labels(deps, texts)
+            targets = [first_sentence(t) for t in texts]
+            labels, notes, usage, seconds = await label_with_model(
+                deps.llm, targets, texts
+            )
             source = "llm"
         groups = {k: v for k, v in group_paragraphs(labels).items()}
     empty: list[FacetResult] = [

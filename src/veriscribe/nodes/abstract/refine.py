@@ -6,32 +6,29 @@ import time
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.nodes.abstract.facets import FACETS, THREE_FACETS
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
-from veriscribe.nodes.abstract.summarize_facet import REASONING_CHARS, output_format
+from veriscribe.nodes.abstract.summarize_facet import output_format
 from veriscribe.prompts import load_prompt
 
-ABSTRACT_TOKENS = 700
-
-
-ABSTRACT_CHARS = 2400
+ABSTRACT_TOKENS = 600
 
 
 class AbstractFull(BaseModel):
     """The refined abstract with the paper's discarded reasoning field."""
 
-    abstract: str = Field(json_schema_extra={"maxLength": ABSTRACT_CHARS})
-    reasoning: str = Field(json_schema_extra={"maxLength": REASONING_CHARS})
+    abstract: str
+    reasoning: str
 
 
 class AbstractLean(BaseModel):
     """The refined abstract alone (lean mode)."""
 
-    abstract: str = Field(json_schema_extra={"maxLength": ABSTRACT_CHARS})
+    abstract: str
 
 
 def order_key(name: str) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.llm.client import LLM, Usage
@@ -22,7 +22,7 @@ from veriscribe.nodes.abstract.state import (
 )
 from veriscribe.prompts import Prompt, load_prompt
 
-SUMMARY_TOKENS = 512
+SUMMARY_TOKENS = 320
 ELEMENT_TOKENS = 256
 
 # One line per facet, in the spirit of the paper's concise guidance (table 7).
@@ -63,24 +63,17 @@ DISPLAY = {
 }
 
 
-# Length caps travel in the JSON schema only: backends that decode under a grammar
-# (llama.cpp, Ollama) cannot ramble past them, and validation does not reject a longer
-# answer from a backend that ignores them.
-SUMMARY_CHARS = 1200
-REASONING_CHARS = 240
-
-
 class SummaryFull(BaseModel):
     """A facet summary with the paper's discarded reasoning field."""
 
-    summary: str = Field(json_schema_extra={"maxLength": SUMMARY_CHARS})
-    reasoning: str = Field(json_schema_extra={"maxLength": REASONING_CHARS})
+    summary: str
+    reasoning: str
 
 
 class SummaryLean(BaseModel):
     """A facet summary alone (lean mode)."""
 
-    summary: str = Field(json_schema_extra={"maxLength": SUMMARY_CHARS})
+    summary: str
 
 
 class Elements(BaseModel):

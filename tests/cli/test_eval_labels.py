@@ -1,0 +1,51 @@
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from veriscribe.cli.app import app
+
+runner = CliRunner()
+
+
+def test_classifier_scores_on_biorc800_dev(shared_data: Path) -> None:
+    data = shared_data / "biorc800" / "dev.jsonl"
+    result = runner.invoke(app, ["eval", "labels", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["sentences"] == 1590
+    assert report["classifier"]["micro_f1"] >= 0.80
+    assert set(report["classifier"]["labels"]) >= {"background", "methods", "results"}
+
+
+def test_llm_labeller_runs_through_the_same_scorer(shared_data: Path) -> None:
+    data = shared_data / "biorc800" / "dev.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "labels",
+            str(data),
+            "--labeller",
+            "llm",
+            "--limit",
+            "3",
+            "--model",
+            "sim",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["abstracts"] == 3
+    assert (
+        report["llm"]["usage"]["calls"] >= 3
+    )  # at least one batched call per abstract
+    assert 0.0 <= report["llm"]["micro_f1"] <= 1.0
+
+
+def test_bad_label_file_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sentences": ["a"]}\n')
+    result = runner.invoke(app, ["eval", "labels", str(bad)])
+    assert result.exit_code == 1 and "bad.jsonl:1" in result.stderr
