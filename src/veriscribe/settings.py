@@ -39,6 +39,11 @@ class LLMSettings(BaseModel):
     )
     threads: int = Field(2, ge=1, description="CPU threads of the embedded backend.")
     cache: bool = Field(True, description="Reuse stored responses for identical calls.")
+    cache_sim: bool = Field(
+        False,
+        description="Cache the simulated backend's responses too (batches turn it on, "
+        "so that a killed run on `sim` repeats no finished call).",
+    )
 
 
 class Settings(BaseSettings):

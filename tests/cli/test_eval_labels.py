@@ -49,3 +49,10 @@ def test_bad_label_file_is_one_line(tmp_path: Path) -> None:
     bad.write_text('{"sentences": ["a"]}\n')
     result = runner.invoke(app, ["eval", "labels", str(bad)])
     assert result.exit_code == 1 and "bad.jsonl:1" in result.stderr
+
+
+def test_label_report_renders_a_table(shared_data: Path) -> None:
+    data = shared_data / "biorc800" / "dev.jsonl"
+    result = runner.invoke(app, ["eval", "labels", str(data), "--limit", "5"])
+    assert result.exit_code == 0, result.output
+    assert "classifier labeller" in result.stdout and "micro_f1" in result.stdout

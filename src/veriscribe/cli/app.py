@@ -303,9 +303,147 @@ def runs_resume(
 
 
 @eval_app.command("abstracts")
-def eval_abstracts(results: Path) -> None:
-    """Score generated abstracts against references."""
-    _later("eval abstracts")
+def eval_abstracts(
+    results: Annotated[
+        Path,
+        typer.Argument(help="Abstract results: JSON (abstract --out) or JSON lines."),
+    ],
+    *,
+    reference: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            "-r",
+            help="Articles with their author abstracts (files, directories, globs), "
+            "or a JSON-lines list of reference abstracts (file, abstract). "
+            "Default: each result's own reference and source.",
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against", help="Second results file: paired bootstrap, results - it."
+        ),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Write box plots of the metrics to this PNG."),
+    ] = None,
+    kb: Annotated[
+        Path | None,
+        typer.Option(
+            "--kb", help="scispaCy-format knowledge base (JSON lines): umls_recall."
+        ),
+    ] = None,
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scorer",
+            help="Model-based metric plug-in: NAME=module:factory (repeatable), "
+            "e.g. alignscore=my_scorers:alignscore.",
+        ),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")
+    ] = 10_000,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
+    from veriscribe.metrics.scorers import load_scorer_spec
+
+    async def evaluate() -> dict[str, Any]:
+        for spec in scorer or []:
+            load_scorer_spec(spec)
+        return await evaluation.eval_abstracts(
+            results,
+            reference=reference,
+            against=against,
+            plot=plot,
+            kb=kb,
+            resamples=resamples,
+        )
+
+    report = run(evaluate())
+    if json_out:
+        render.print_json(report)
+    else:
+        render.abstract_eval_report(report)
+
+
+baseline_app = typer.Typer(
+    help="Baseline abstracts in the results format, for `eval abstracts --against`.",
+    no_args_is_help=True,
+)
+eval_app.add_typer(baseline_app, name="baseline")
+InputsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="Article files, directories or globs; JSON lines count one per line."
+    ),
+]
+BaselineOutOpt = Annotated[
+    Path, typer.Option("--out", "-o", help="Results: one JSON line per article.")
+]
+
+
+@baseline_app.command("lead")
+def baseline_lead(
+    inputs: InputsArg,
+    *,
+    out: BaselineOutOpt,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k",
+            min=1,
+            help="At most K sentences (default: as many as fit the reference "
+            "length; 3 for articles without a reference).",
+        ),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Lead-k: the first body sentences, up to the reference abstract's length."""
+    from veriscribe.service.baselines import run_lead
+
+    summary = run(asyncio.to_thread(run_lead, inputs, out, k=k))
+    if json_out:
+        render.print_json(summary)
+    else:
+        render.baseline_summary(summary)
+
+
+@baseline_app.command("naive")
+def baseline_naive(
+    inputs: InputsArg,
+    *,
+    out: BaselineOutOpt,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """One prompt with the whole article (cut to the context, recorded) per abstract."""
+    from veriscribe.service.baselines import run_naive
+
+    settings = settings_for(model, base_url)
+    if json_out:
+        summary = run(
+            run_naive(settings, inputs, out, model=model, concurrency=concurrency)
+        )
+        render.print_json(summary)
+        return
+    with render.CountProgress("naive baseline") as view:
+        summary = run(
+            run_naive(
+                settings,
+                inputs,
+                out,
+                model=model,
+                concurrency=concurrency,
+                on_progress=view.update,
+            )
+        )
+    render.baseline_summary(summary)
 
 
 @eval_app.command("labels")

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from veriscribe.cli import render
+from veriscribe.errors import InputError, VeriscribeError
+from veriscribe.nodes.qa.state import QAOptions, Retriever
+from veriscribe.service import corpora
+from veriscribe.service import qa as qa_service
+from veriscribe.settings import Settings
 
 
 def _later(name: str) -> None:
@@ -15,40 +24,285 @@ def _later(name: str) -> None:
     raise typer.Exit(2)
 
 
+CorpusOpt = Annotated[
+    str, typer.Option("--corpus", "-c", help="Name of the guideline corpus.")
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="Model SPEC: local, ollama:<m>, openai:<m>, sim[:...]"
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Server URL for openai: SPECs (vLLM, llama.cpp)."),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON only.")
+]
+RetrieverOpt = Annotated[
+    Retriever,
+    typer.Option("--retriever", help="How sections are chosen: llm, bm25 or dense."),
+]
+NoJudgeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-judge",
+        help="Stop after the deterministic checks: no support judge, no recovery.",
+    ),
+]
+
+
+@dataclass
+class GivenAnswer:
+    """An answer to verify, as read from a file or standard input."""
+
+    answer: str
+    question: str = ""
+    read_set: list[str] | None = None
+
+
+def read_answer(source: str) -> GivenAnswer:
+    """Read the answer to verify: text with markers, or the JSON of ``ask --json``."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8")
+    except OSError as exc:
+        raise_input(f"{source}: cannot be read ({exc.strerror})")
+    except UnicodeDecodeError as exc:
+        raise_input(f"{source}: not UTF-8 text ({exc.reason})")
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("answer"), str):
+            read_set = data.get("read_set")
+            return GivenAnswer(
+                answer=data["answer"],
+                question=str(data.get("question") or ""),
+                read_set=[str(k) for k in read_set] if isinstance(read_set, list) else None,
+            )
+    return GivenAnswer(answer=text)
+
+
+def raise_input(message: str) -> NoReturn:
+    """Print one error line and exit 1."""
+    render.error_line(message)
+    raise typer.Exit(1)
+
+
+async def chat_loop(
+    settings: Settings,
+    corpus: str,
+    session_id: str | None,
+    options: QAOptions,
+    model: str | None,
+) -> None:
+    """Run the chat: read questions, answer and check each, until /quit or EOF."""
+    async with qa_service.ChatSession.open(
+        settings, corpus, session_id=session_id, options=options, model=model
+    ) as session:
+        render.chat_banner(corpus, session.session_id, len(await session.history()))
+        while True:
+            line = await asyncio.to_thread(_read_line)
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit", "/q"):
+                break
+            if text == "/sources":
+                render.chat_sources(await session.sources())
+                continue
+            if text.startswith("/"):
+                render.error_line(f"unknown command {text}: use /sources or /quit")
+                continue
+            try:
+                with render.qa_progress() as show:
+                    result = await session.ask(text, on_stage=show)
+            except (InputError, VeriscribeError) as exc:
+                render.error_line(exc.user_message)
+                continue
+            render.qa_result(result)
+        render.chat_goodbye(session.session_id)
+
+
+def _read_line() -> str | None:
+    try:
+        return input(render.chat_prompt())
+    except EOFError:
+        return None
+
+
 def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -> None:
     """Add the QA commands to the application."""
+    # Imported here: app.py imports this module and calls register() once its own
+    # helpers exist.
+    from veriscribe.cli.app import run, settings_for
 
     @corpus_app.command("add")
-    def corpus_add(name: str, paths: list[Path]) -> None:
-        """Add guideline documents to a corpus."""
-        _later("corpus add")
+    def corpus_add(
+        name: Annotated[str, typer.Argument(help="Corpus name (created if new).")],
+        paths: Annotated[
+            list[Path],
+            typer.Argument(help="Guideline files or directories (read recursively)."),
+        ],
+        *,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Add guideline documents to a corpus and summarise their sections."""
+        settings = settings_for(model, base_url)
+        if json_out:
+            report = run(corpora.add_corpus(settings, name, paths, model=model))
+            render.print_json(report.as_dict())
+            return
+        with render.ingest_progress() as show:
+            report = run(
+                corpora.add_corpus(settings, name, paths, model=model, on_progress=show)
+            )
+        render.ingest_report(report.as_dict())
 
     @corpus_app.command("list")
-    def corpus_list() -> None:
+    def corpus_list(*, json_out: JsonOpt = False) -> None:
         """List corpora."""
-        _later("corpus list")
+        rows = [c.as_dict() for c in run(corpora.list_corpora(settings_for()))]
+        if json_out:
+            render.print_json(rows)
+        else:
+            render.corpora_table(rows)
 
     @corpus_app.command("show")
-    def corpus_show(name: str) -> None:
+    def corpus_show(
+        name: Annotated[str, typer.Argument(help="Corpus name.")],
+        *,
+        json_out: JsonOpt = False,
+    ) -> None:
         """Show a corpus's documents and sections."""
-        _later("corpus show")
+        data = run(corpora.show_corpus(settings_for(), name))
+        if json_out:
+            render.print_json(data)
+        else:
+            render.corpus_details(data)
 
     @app.command()
-    def ask(question: str, *, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
+    def ask(
+        question: Annotated[str, typer.Argument(help="The clinical question.")],
+        *,
+        corpus: CorpusOpt,
+        retriever: RetrieverOpt = "llm",
+        k: Annotated[
+            int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
+        ] = 5,
+        candidates: Annotated[
+            int,
+            typer.Option(
+                "--candidates",
+                min=0,
+                help="Summaries the llm retriever chooses from (0 = all that fit).",
+            ),
+        ] = 40,
+        no_judge: NoJudgeOpt = False,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+        json_out: JsonOpt = False,
+    ) -> None:
         """Answer a question from a guideline corpus with checked verbatim citations."""
-        _later("ask")
+        settings = settings_for(model, base_url)
+        options = QAOptions(
+            retriever=retriever, k=k, candidates=candidates, judge=not no_judge
+        )
+        if json_out:
+            render.print_json(
+                run(qa_service.ask(settings, corpus, question, options=options, model=model))
+            )
+            return
+        with render.qa_progress() as show:
+            result = run(
+                qa_service.ask(
+                    settings, corpus, question, options=options, model=model,
+                    on_stage=show,
+                )
+            )
+        render.qa_result(result)
 
     @app.command()
-    def chat(*, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
-        """Chat with a guideline corpus; every claim is checked."""
-        _later("chat")
+    def chat(
+        *,
+        corpus: CorpusOpt,
+        session: Annotated[
+            str | None,
+            typer.Option("--session", help="Resume the chat with this session id."),
+        ] = None,
+        retriever: RetrieverOpt = "llm",
+        k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 5,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+    ) -> None:
+        """Chat with a guideline corpus; every claim of every answer is checked."""
+        settings = settings_for(model, base_url)
+        options = QAOptions(retriever=retriever, k=k)
+        run(chat_loop(settings, corpus, session, options, model))
 
     @app.command()
     def verify(
-        answer: str, *, corpus: Annotated[str, typer.Option("--corpus")]
+        answer: Annotated[
+            str,
+            typer.Argument(
+                help="File holding the answer (text with citation markers, or the "
+                "JSON of `ask --json`), or - for standard input."
+            ),
+        ],
+        *,
+        corpus: CorpusOpt,
+        question: Annotated[
+            str | None,
+            typer.Option("--question", help="The question the answer answers."),
+        ] = None,
+        k: Annotated[
+            int, typer.Option("--k", min=0, help="Attribution window (claims a marker credits).")
+        ] = 1,
+        no_judge: NoJudgeOpt = False,
+        all_claims: Annotated[
+            bool,
+            typer.Option(
+                "--all-claims",
+                help="Treat every sentence as a claim (no claim filter model call).",
+            ),
+        ] = False,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+        json_out: JsonOpt = False,
     ) -> None:
-        """Check an answer that carries citation markers."""
-        _later("verify")
+        """Check an answer that carries {{cite:doc:section|quote}} markers."""
+        settings = settings_for(model, base_url)
+        given = read_answer(answer)
+
+        def check(on_stage: qa_service.OnStage | None = None) -> dict[str, Any]:
+            return run(
+                qa_service.verify_answer(
+                    given.answer,
+                    corpus=corpus,
+                    question=question if question is not None else given.question,
+                    k=k,
+                    judge=not no_judge,
+                    all_claims=all_claims,
+                    read_set=given.read_set,
+                    model=model,
+                    settings=settings,
+                    on_stage=on_stage,
+                )
+            )
+
+        if json_out:
+            render.print_json(check())
+            return
+        with render.qa_progress("finding the claims") as show:
+            result = check(show)
+        render.qa_result(result)
 
     @eval_app.command("qa")
     def eval_qa(results: Path) -> None:
@@ -56,6 +310,6 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         _later("eval qa")
 
     @eval_app.command("retrieval")
-    def eval_retrieval(*, corpus: Annotated[str, typer.Option("--corpus")]) -> None:
+    def eval_retrieval(*, corpus: CorpusOpt) -> None:
         """Measure retrieval hit rate on a question set."""
         _later("eval retrieval")

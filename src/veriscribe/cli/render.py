@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 console = Console()
 err_console = Console(stderr=True)
@@ -357,3 +368,489 @@ def runs_table(runs: list[dict[str, Any]]) -> None:
             str(r["model"]),
         )
     console.print(table)
+
+
+# ------------------------------------------------------------------ abstract metrics
+
+
+def _number(value: Any, digits: int = 3, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _p_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _metric_digits(metric: str) -> int:
+    return 2 if metric in ("density", "compression") else 3
+
+
+def abstract_eval_report(report: dict[str, Any]) -> None:
+    """Render `eval abstracts`: metric means vs the human abstract, and a comparison."""
+    from rich import box
+
+    title = (
+        f"Abstract metrics: {report['results']} · {report['scored']} of "
+        f"{report['items']} scored · {report['failed']} failed"
+    )
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("generated", justify="right")
+    table.add_column("human", justify="right")
+    table.add_column("gen - human", justify="right")
+    table.add_column("|gen - human|", justify="right")
+    table.add_column("better")
+    for name, entry in report["metrics"].items():
+        digits = _metric_digits(name)
+        if entry.get("mean") is None and entry.get("note"):
+            table.add_row(name, "0", "[dim]absent[/]", "", "", "", entry["better"])
+            continue
+        table.add_row(
+            name,
+            str(entry["n"]),
+            _number(entry["mean"], digits),
+            _number(entry.get("human"), digits),
+            _number(entry.get("difference"), digits, signed=True),
+            _number(entry.get("abs_difference"), digits),
+            "closer to human" if entry["better"] == "closer_to_human" else "higher",
+        )
+    console.print(table)
+    comparison = report.get("comparison")
+    if comparison:
+        _comparison_table(comparison, report.get("against") or {})
+    excluded = report.get("excluded") or []
+    if excluded:
+        shown = Table(
+            title=f"not scored: {len(excluded)}",
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+        )
+        shown.add_column("id", overflow="fold")
+        shown.add_column("reason", overflow="fold")
+        for item in excluded[:20]:
+            shown.add_row(str(item["id"]), str(item["reason"]))
+        console.print(shown)
+        if len(excluded) > 20:
+            console.print(f"... and {len(excluded) - 20} more (see --json)")
+    for note in report.get("notes", []):
+        console.print(f"[dim]note:[/] {note}", highlight=False, soft_wrap=True)
+    if report.get("plot"):
+        console.print(f"plot: {report['plot']}", highlight=False)
+
+
+def _comparison_table(comparison: dict[str, Any], other: dict[str, Any]) -> None:
+    from rich import box
+
+    table = Table(
+        title=(
+            f"A = {comparison['a']}  vs  B = {comparison['b']} · "
+            f"{comparison['paired']} paired articles · "
+            f"{comparison['resamples']:,} bootstrap resamples"
+        ),
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        caption=(
+            "Abstractiveness metrics compare |x - human| (lower is closer; A - B < 0: "
+            "A is closer to the human abstract); the others compare raw scores. "
+            "* p<0.05 ** p<0.01 *** p<0.001 (two-sided)"
+        ),
+    )
+    table.add_column("metric", no_wrap=True)
+    table.add_column("test")
+    table.add_column("n", justify="right")
+    table.add_column("A", justify="right")
+    table.add_column("B", justify="right")
+    table.add_column("A - B", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("p", justify="right")
+    table.add_column("", no_wrap=True)
+    for name, entry in comparison["metrics"].items():
+        digits = _metric_digits(name)
+        test = "|x - human|" if entry["test"] == "abs_deviation" else "raw"
+        if entry.get("mean_difference") is None:
+            table.add_row(name, test, str(entry.get("n", 0)), "", "", "-", "", "", "")
+            continue
+        table.add_row(
+            name,
+            test,
+            str(entry["n"]),
+            _number(entry["a"], digits),
+            _number(entry["b"], digits),
+            _number(entry["mean_difference"], digits, signed=True),
+            f"[{_number(entry['ci_low'], digits)}, {_number(entry['ci_high'], digits)}]",
+            _p_value(entry["p_value"]),
+            entry["significance"],
+        )
+    console.print(table)
+    if other.get("failed") or other.get("excluded"):
+        console.print(
+            f"B: {other.get('scored', 0)} of {other.get('items', 0)} scored · "
+            f"{other.get('failed', 0)} failed",
+            highlight=False,
+        )
+
+
+def baseline_summary(summary: dict[str, Any]) -> None:
+    """Render the outcome of a baseline run."""
+    usage = summary["usage"]
+    line = (
+        f"{summary['baseline']} baseline ({summary['model']}): {summary['written']} "
+        f"abstracts, {summary['failed']} failed -> {summary['out']}"
+    )
+    if summary["truncated"]:
+        line += f" · {summary['truncated']} articles truncated to the context"
+    if usage["calls"] or usage["cached_calls"]:
+        line += (
+            f" · {usage['calls']} calls ({usage['cached_calls']} cached), "
+            f"{usage['prompt_tokens']:,} prompt + {usage['output_tokens']:,} output tokens"
+        )
+    console.print(line + f" · {duration(summary['seconds'])}", highlight=False)
+    for failure in summary["failures"][:20]:
+        console.print(
+            f"[red]failed[/] {failure['source']}: {failure['reason']}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+class CountProgress:
+    """A transient progress bar counting finished items."""
+
+    def __init__(self, description: str) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(
+            TextColumn(description),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=err_console,
+            transient=True,
+        )
+        self.task = self.progress.add_task(description, total=None)
+
+    def __enter__(self) -> CountProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+    def update(self, done: int, total: int) -> None:
+        """Show ``done`` of ``total`` items finished."""
+        self.progress.update(self.task, completed=done, total=total)
+
+
+# --- guideline corpora and cited answers ----------------------------------------------
+
+_INGEST_STAGES = {
+    "read": "reading documents",
+    "store": "storing sections",
+    "summarize": "summarising sections",
+}
+
+
+@contextmanager
+def ingest_progress() -> Iterator[Callable[[Any], None]]:
+    """Show the stages of ``corpus add`` as progress bars on stderr."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[detail]}"),
+        console=err_console,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(event: Any) -> None:
+        if event.stage not in tasks:
+            tasks[event.stage] = progress.add_task(
+                _INGEST_STAGES.get(event.stage, event.stage),
+                total=max(event.total, 1),
+                detail="",
+            )
+        progress.update(
+            tasks[event.stage],
+            completed=event.done if event.total else 1,
+            total=max(event.total, 1),
+            detail=event.detail,
+        )
+
+    with progress:
+        yield update
+
+
+def ingest_report(report: dict[str, Any]) -> None:
+    """Summarise what ``corpus add`` did."""
+    parts = [
+        f"{len(report['added'])} added",
+        f"{len(report['changed'])} changed",
+        f"{len(report['unchanged'])} unchanged",
+    ]
+    console.print(
+        f"corpus [bold]{report['corpus']}[/]: documents {', '.join(parts)}; "
+        f"{report['sections']} sections",
+        highlight=False,
+    )
+    sources = report["summaries"]
+    if sources:
+        console.print(
+            "summaries: "
+            + ", ".join(f"{count} {source}" for source, count in sorted(sources.items())),
+            highlight=False,
+        )
+    usage = report["usage"]
+    if usage["calls"] or usage["cached_calls"]:
+        console.print(
+            f"model {report['model']}: {usage['calls']} calls "
+            f"({usage['cached_calls']} cached), {usage['prompt_tokens']} prompt + "
+            f"{usage['output_tokens']} output tokens, {duration(report['seconds'])}",
+            highlight=False,
+        )
+    for item in report["skipped"]:
+        err_console.print(
+            f"[yellow]skipped[/] {item['path']}: {item['reason']}", highlight=False
+        )
+
+
+def corpora_table(rows: list[dict[str, Any]]) -> None:
+    """List corpora with their sizes."""
+    if not rows:
+        console.print("no corpora yet: add one with `veriscribe corpus add NAME PATH...`")
+        return
+    table = Table()
+    for column in ("name", "documents", "sections", "characters", "summarised"):
+        table.add_column(column, justify="left" if column == "name" else "right")
+    for row in rows:
+        table.add_row(
+            row["name"],
+            str(row["documents"]),
+            str(row["sections"]),
+            compact(row["chars"]),
+            f"{row['summarized']}/{row['sections']}",
+        )
+    console.print(table)
+
+
+def corpus_details(data: dict[str, Any], *, limit: int = 40) -> None:
+    """Show a corpus's documents and the first sections with their summaries."""
+    docs = Table(title=f"corpus {data['name']}: documents", title_justify="left")
+    for column in ("doc_id", "title", "sections", "source"):
+        docs.add_column(column)
+    for doc in data["documents"]:
+        docs.add_row(doc["doc_id"], doc["title"], str(doc["sections"]), doc["source"])
+    console.print(docs)
+    sections = Table(
+        title=f"sections ({len(data['sections'])})", title_justify="left", show_lines=False
+    )
+    for column in ("key", "number", "title", "chars", "summary"):
+        sections.add_column(column, overflow="fold")
+    for row in data["sections"][:limit]:
+        sections.add_row(
+            f"{row['doc_id']}:{row['section_id']}",
+            row["number"],
+            row["title"],
+            str(row["chars"]),
+            row["summary"] or "[dim](none)[/]",
+        )
+    console.print(sections)
+    if len(data["sections"]) > limit:
+        console.print(
+            f"[dim]... {len(data['sections']) - limit} more (use --json for all)[/]"
+        )
+
+
+_STATUS_STYLE = {
+    "certified": ("✔", "green"),
+    "recovered": ("↺", "cyan"),
+    "partial": ("◐", "yellow"),
+    "unsupported": ("✘", "red"),
+    "uncited": ("○", "magenta"),
+    "unjudged": ("?", "blue"),
+}
+
+_NEXT_STAGE = {
+    "retrieve": "writing the answer",
+    "answer": "finding the claims",
+    "filter_claims": "checking citations and quotes",
+    "verify": "judging claim support",
+    "judge": "judging claim support",
+    "join": "recovering missing support",
+    "recover": "recovering missing support",
+    "present": "done",
+}
+
+
+@contextmanager
+def qa_progress(first: str = "choosing sections") -> Iterator[Callable[[str, Any], None]]:
+    """Show which stage of checking an answer is running, on stderr."""
+    judged = 0
+    with err_console.status(f"{first}...") as status:
+
+        def update(node: str, change: Any) -> None:
+            nonlocal judged
+            message = _NEXT_STAGE.get(node, node)
+            if node == "retrieve":
+                read = len(change.get("read_set", []))
+                message = f"read {read} sections; {message}"
+            elif node == "judge":
+                judged += 1
+                message = f"{message} ({judged} judged)"
+            elif node == "filter_claims":
+                claims = sum(s["claim"] for s in change.get("sentences", []))
+                message = f"{claims} claims; {message}"
+            status.update(f"{message}...")
+
+        yield update
+
+
+def _badge(status: str) -> Text:
+    mark, style = _STATUS_STYLE.get(status, ("·", "white"))
+    return Text(f"{mark} {status}", style=f"bold {style}")
+
+
+def funnel_line(result: dict[str, Any]) -> str:
+    """Return the one-line claim funnel of an answer."""
+    f = result["funnel"]
+    metrics = result.get("metrics", {})
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.0f}%"
+
+    return (
+        f"funnel: {f['sentences']} sentences > {f['claims']} claims > "
+        f"{f['covered']} covered > {f['verbatim']} verbatim > {f['lenient']} lenient > "
+        f"{f['strict']} certified (+{f['recovered']} recovered)  "
+        f"CCR {pct(metrics.get('ccr'))}  SCR {pct(metrics.get('scr'))}"
+    )
+
+
+def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
+    """Render a checked answer: numbered citations, quotes, claim badges, funnel."""
+    if result.get("error"):
+        err_console.print(Text(f"warning: {result['error']}", style="yellow"))
+    console.print(Text(result.get("answer_numbered") or result["answer"]))
+    console.print()
+    if result["claims"]:
+        table = Table(show_header=False, box=None, padding=(0, 1))
+        table.add_column(no_wrap=True)
+        table.add_column(overflow="fold")
+        for claim in result["claims"]:
+            detail = Text(claim["text"])
+            numbers = sorted({c["n"] for c in claim["citations"]})
+            if numbers:
+                detail.append(" " + "".join(f"[{n}]" for n in numbers), style="dim")
+            if claim["shortfall"]:
+                detail.append(f"  ({claim['shortfall'].replace('_', ' ')})", style="yellow")
+            if claim["recovered_quote"]:
+                where = claim["recovered_from"]
+                detail.append(
+                    f'\n  recovered: "{claim["recovered_quote"]}" '
+                    f"({where['doc_id']}:{where['section_id']}, {where['tier']})",
+                    style="cyan",
+                )
+            elif claim["note"] and claim["status"] != "certified":
+                detail.append(f"\n  {claim['note']}", style="dim")
+            table.add_row(_badge(claim["status"]), detail)
+        console.print(table)
+        console.print()
+    seen: set[int] = set()
+    for citation in result["citations"]:
+        if citation["n"] in seen:
+            continue
+        seen.add(citation["n"])
+        line = Text(f"[{citation['n']}] ", style="bold")
+        line.append(f"{citation['doc_id']}:{citation['section_id']} ")
+        tier = citation["tier"]
+        ok = tier in ("exact", "normalized", "elided")
+        line.append(f"({tier})", style="green" if ok else "red")
+        line.append(f' "{citation["quote"]}"')
+        console.print(line)
+    if result["citations"]:
+        console.print()
+    console.print(Text(funnel_line(result), style="dim"))
+    if show_usage and result.get("usage"):
+        usage = result["usage"]
+        console.print(
+            Text(
+                f"{result.get('model') or 'no model'}: {usage['calls']} calls "
+                f"({usage['cached_calls']} cached), {usage['prompt_tokens']} prompt + "
+                f"{usage['output_tokens']} output tokens, {duration(result['seconds'])}; "
+                f"read {len(result['read_set'])} sections "
+                f"({result.get('retrieval', {}).get('method', 'given')})",
+                style="dim",
+            )
+        )
+
+
+def chat_banner(corpus: str, session_id: str, resumed: int) -> None:
+    """Greet the chat user with the commands."""
+    console.print(
+        Text.assemble(
+            ("veriscribe chat", "bold"),
+            f" over corpus {corpus} (session {session_id}",
+            f", {resumed} earlier turns)" if resumed else ")",
+            "\n/sources shows the sections behind the last answer, /quit ends the chat.",
+        )
+    )
+
+
+def chat_sources(sources: list[dict[str, Any]]) -> None:
+    """Show the sections read for the last answer and the quotes taken from each."""
+    if not sources:
+        console.print("no answer yet")
+        return
+    for source in sources:
+        head = Text(source["key"], style="bold")
+        if source["title"]:
+            head.append(f"  {source['number']} {source['title']}".rstrip())
+        head.append(f"  ({source['chars']} chars)", style="dim")
+        console.print(head)
+        if source["summary"]:
+            console.print(Text(f"  {source['summary']}", style="dim"))
+        for citation in source["citations"]:
+            console.print(
+                Text(f'  [{citation["n"]}] ({citation["tier"]}) "{citation["quote"]}"')
+            )
+
+
+def chat_prompt() -> str:
+    """Return the chat's input prompt."""
+    return "you> "
+
+
+def chat_goodbye(session_id: str) -> None:
+    """Say how to come back to this chat."""
+    console.print(f"bye: resume with --session {session_id}", highlight=False)
+
+
+def label_report(report: dict[str, Any], labellers: tuple[str, ...]) -> None:
+    """Render per-label precision, recall and F1 for each labeller."""
+    for name in labellers:
+        scores = report[name]
+        table = Table(
+            title=f"{name} labeller: {report['sentences']} sentences "
+            f"of {report['abstracts']} abstracts",
+            header_style="bold",
+        )
+        for column in ("label", "precision", "recall", "f1", "support"):
+            table.add_column(column, justify="left" if column == "label" else "right")
+        for label, row in sorted(scores["labels"].items()):
+            table.add_row(
+                label,
+                f"{row['precision']:.3f}",
+                f"{row['recall']:.3f}",
+                f"{row['f1']:.3f}",
+                str(row["support"]),
+            )
+        console.print(table)
+        console.print(
+            f"micro_f1 {scores['micro_f1']:.3f} · macro_f1 {scores['macro_f1']:.3f}"
+            f" · {scores['seconds']} s"
+        )

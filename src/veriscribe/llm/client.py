@@ -193,6 +193,15 @@ class LLM:
             max_tokens or self.settings.max_output_tokens,
         )
 
+    def _caching(self) -> bool:
+        # `sim` is cached only on request: benchmarks and fault tests want every call
+        # to reach it; a resumable batch wants no finished call repeated.
+        return (
+            self.store is not None
+            and self.settings.cache
+            and (self.spec.backend != "sim" or self.settings.cache_sim)
+        )
+
     async def _cache_put(
         self,
         prompt_id: str,
@@ -202,11 +211,7 @@ class LLM:
         raw: str,
         usage: Usage,
     ) -> None:
-        if (
-            self.store is not None
-            and self.settings.cache
-            and self.spec.backend != "sim"
-        ):
+        if self.store is not None and self._caching():
             await self.store.cache_put(
                 self._key(messages, max_tokens, schema),
                 CachedResponse(raw, usage.prompt_tokens, usage.output_tokens),
@@ -222,11 +227,7 @@ class LLM:
         max_out = max_tokens or self.settings.max_output_tokens
         prompt_tokens = self.count_tokens(messages)
         check_budget(prompt_tokens, max_out, self.context_tokens, prompt_id)
-        use_cache = (
-            self.store is not None
-            and self.settings.cache
-            and self.spec.backend != "sim"
-        )
+        use_cache = self._caching()
         key = self._key(messages, max_tokens, schema) if use_cache else ""
         if use_cache and self.store is not None:
             hit = await self.store.cache_get(key)

@@ -1,7 +1,15 @@
 """The async operations the CLI (and Python callers) run."""
 
 from veriscribe.service.abstracts import generate_abstract, run_abstract
+from veriscribe.service.batch import (
+    BatchProgress,
+    list_runs,
+    resume_run,
+    run_batch,
+    show_run,
+)
 from veriscribe.service.common import open_store
 from veriscribe.service.doctor import DoctorReport, doctor
 
 __all__ = ["generate_abstract", "run_abstract", "DoctorReport", "doctor", "open_store"]
+__all__ += ["BatchProgress", "run_batch", "resume_run", "list_runs", "show_run"]

@@ -1,16 +1,39 @@
-"""Evaluations of the abstract job: the first-sentence labellers on BIORC800 data."""
+"""Evaluations of the abstract job: the first-sentence labellers, generated abstracts."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from veriscribe.documents.articles import (
+    Article,
+    ReadFailure,
+    expand_inputs,
+    read_articles,
+)
 from veriscribe.errors import InputError
 from veriscribe.llm.factory import make_llm
+from veriscribe.metrics.bootstrap import PROXIMITY_METRICS, compare_metric
+from veriscribe.metrics.fragments import fragment_stats_from_tokens
 from veriscribe.metrics.labels import label_scores
+from veriscribe.metrics.novelty import ngram_novelty
+from veriscribe.metrics.recall import KEYPHRASES, concept_recall, keyphrase_recall
+from veriscribe.metrics.rouge import rouge_l
+from veriscribe.metrics.scorers import (
+    MODEL_METRICS,
+    registered_scorers,
+    run_scorer,
+)
+from veriscribe.metrics.scorers import load_errors as scorer_load_errors
+from veriscribe.metrics.tokens import tokenize
 from veriscribe.nodes.abstract.divide import label_with_model
+from veriscribe.nodes.abstract.entities import _alias_index
 from veriscribe.nodes.abstract.labeller import Labeller
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
@@ -108,3 +131,622 @@ async def eval_labels(
             "usage": usage,
         }
     return report
+
+
+# ----------------------------------------------------------------------- abstracts
+#
+# `eval abstracts`: the metrics of DPR-BAG section 4.2 / appendix I per article and on
+# average, and the paired bootstrap of appendix J between two result files.
+
+ABSTRACTIVENESS: tuple[str, ...] = (
+    "bigram_novelty",
+    "trigram_novelty",
+    "coverage",
+    "density",
+    "compression",
+)
+"""Metrics of the generated abstract against the article, also computed for the human
+abstract; the closer to the human value the better (compared by |x - human|)."""
+
+REFERENCE_METRICS: tuple[str, ...] = ("rouge_l", "keyphrase_recall")
+"""Metrics against the reference abstract that need no model; higher is better."""
+
+UMLS_METRIC = "umls_recall"
+
+SMALL_SAMPLE = 20
+"""Below this many paired articles the comparison carries a caution."""
+
+_SOURCE_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+_BODY_KEYS = frozenset(
+    {"article_text", "abstract_text", "sections", "full_text", "body", "text"}
+)
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def _mean(values: Sequence[float]) -> float:
+    finite = [v for v in values if _finite(v)]
+    return sum(finite) / len(finite) if finite else float("nan")
+
+
+def significance(p_value: float) -> str:
+    """Return the paper's marker: ``***`` p < 0.001, ``**`` < 0.01, ``*`` < 0.05."""
+    for threshold, marker in ((0.001, "***"), (0.01, "**"), (0.05, "*")):
+        if p_value < threshold:
+            return marker
+    return ""
+
+
+def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Read abstract results: one JSON object, a JSON array, or JSON lines.
+
+    Returns:
+        The usable items (an ``abstract`` and no ``error``, first of each ``id``) and
+        the excluded ones, each with ``id``, ``source`` and ``reason``: failed items,
+        lines that are not JSON objects, items without an abstract, duplicates.
+
+    Raises:
+        InputError: The file cannot be read or holds no item at all.
+    """
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from exc
+    raw: list[tuple[str, Any]] = []
+    bad: list[dict[str, Any]] = []
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                raw.append((f"{path.name}:{number}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                bad.append(
+                    {
+                        "id": f"{path.name}:{number}",
+                        "source": "",
+                        "reason": f"line {number} is not JSON ({exc.msg})",
+                    }
+                )
+    else:
+        items = whole if isinstance(whole, list) else [whole]
+        raw = [(f"{path.name}:{i + 1}", item) for i, item in enumerate(items)]
+    if not raw and not bad:
+        raise InputError(f"{path}: no results")
+    usable: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for where, item in raw:
+        if not isinstance(item, dict):
+            bad.append({"id": where, "source": "", "reason": "not a JSON object"})
+            continue
+        key = str(item.get("id") or item.get("source") or where)
+        excluded = {"id": key, "source": str(item.get("source") or "")}
+        if item.get("error"):
+            bad.append({**excluded, "reason": f"failed: {item['error']}"})
+        elif not isinstance(item.get("abstract"), str) or not item["abstract"].strip():
+            bad.append({**excluded, "reason": "no abstract"})
+        elif key in seen:
+            bad.append({**excluded, "reason": "duplicate id (the first is scored)"})
+        else:
+            seen.add(key)
+            usable.append({**item, "_key": key})
+    return usable, bad
+
+
+@dataclass(frozen=True)
+class ScoringSource:
+    """What one result is scored against."""
+
+    key: str
+    """Identifies the article, so its human scores are computed once."""
+    body: str
+    """The article body: paragraphs joined by blank lines."""
+    reference: str
+    """The human (author) abstract."""
+
+
+def _body(article: Article) -> str:
+    return "\n\n".join(p.text for p in article.paragraphs)
+
+
+def _is_reference_list(path: Path) -> bool:
+    """Tell a JSONL of reference abstracts (``file``, ``abstract``) from a dataset."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson") or not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    first = json.loads(line)
+                    break
+            else:
+                return False
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return (
+        isinstance(first, dict)
+        and ("abstract" in first or "reference" in first)
+        and not (_BODY_KEYS & first.keys())
+    )
+
+
+class References:
+    """Find the article body and the human abstract behind each result.
+
+    ``ref`` is either articles (files, directories or globs of JATS, JSON lines, text:
+    the body and the author abstract both come from them), or a JSON-lines list of
+    reference abstracts (``abstract`` with ``file`` relative to the list, ``source``
+    or ``id``), in which case the body is read from each result's ``source``. With no
+    ``ref`` at all, the results' own ``reference`` fields and sources are used.
+    Results are matched by their ``source`` path (resolved; a JSON-lines source keeps
+    its ``:line``), then by ``id``, then by a file name that is unique.
+    """
+
+    def __init__(self, ref: Sequence[str] | None, base: Path) -> None:
+        self.base = base
+        self._files: dict[Path, list[Article | ReadFailure] | str] = {}
+        self._mode = "results"
+        self._by_path: dict[str, Any] = {}
+        self._by_id: dict[str, Any] = {}
+        self._by_name: dict[str, list[Any]] = {}
+        self._human: dict[str, dict[str, float]] = {}
+        self.problems: list[str] = []
+        """Reference files that could not be read, with the reason."""
+        if not ref:
+            return
+        if len(ref) == 1 and _is_reference_list(Path(ref[0])):
+            self._mode = "list"
+            self._read_list(Path(ref[0]))
+        else:
+            self._mode = "articles"
+            for path in expand_inputs(list(ref)):
+                entries = self._articles(path)
+                if isinstance(entries, str):
+                    self.problems.append(entries)
+                    continue
+                for entry in entries:
+                    if isinstance(entry, Article):
+                        self._index(entry.source, entry.id, entry)
+        if not self._by_path and not self._by_id:
+            raise InputError(f"{', '.join(ref)}: no reference abstract found")
+
+    @property
+    def mode(self) -> str:
+        """Return where references come from: ``articles``, ``list`` or ``results``."""
+        return self._mode
+
+    def _read_list(self, path: Path) -> None:
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+            abstract = entry.get("abstract") or entry.get("reference")
+            if not isinstance(abstract, str) or not abstract.strip():
+                continue
+            location = entry.get("file") or entry.get("source")
+            source = str(path.parent / location) if location else None
+            self._index(source, entry.get("id"), abstract)
+
+    def _index(self, source: str | None, identifier: Any, value: Any) -> None:
+        if source:
+            key = self._source_key(source)
+            if key is not None:
+                self._by_path.setdefault(key, value)
+            self._by_name.setdefault(_source_name(source), []).append(value)
+        if identifier:
+            self._by_id.setdefault(str(identifier), value)
+
+    def _resolve(self, path: str) -> Path | None:
+        for candidate in (Path(path), self.base / path):
+            if candidate.is_file():
+                return candidate.resolve()
+        return None
+
+    def _source_key(self, source: str) -> str | None:
+        resolved = self._resolve(source)
+        if resolved is not None:
+            return str(resolved)
+        match = _SOURCE_LINE.match(source)
+        if match:
+            resolved = self._resolve(match["path"])
+            if resolved is not None:
+                return f"{resolved}:{match['line']}"
+        return None
+
+    def _articles(self, path: Path) -> list[Article | ReadFailure] | str:
+        key = path.resolve()
+        if key not in self._files:
+            try:
+                self._files[key] = list(read_articles(path))
+            except InputError as exc:
+                self._files[key] = exc.user_message
+        return self._files[key]
+
+    def _article_at(self, source: str) -> Article | str:
+        """Read the article a result's ``source`` names (``path`` or ``path:line``)."""
+        key = self._source_key(source)
+        if key is None:
+            return f"article not found: {source}"
+        match = _SOURCE_LINE.match(key)
+        path, line = (
+            (Path(match["path"]), match["line"]) if match else (Path(key), None)
+        )
+        entries = self._articles(path)
+        if isinstance(entries, str):
+            return entries
+        for entry in entries:
+            if line is None or entry.source.endswith(f":{line}"):
+                if isinstance(entry, ReadFailure):
+                    return f"{entry.source}: {entry.reason}"
+                return entry
+        return f"article not found: {source}"
+
+    def _match(self, item: Mapping[str, Any]) -> Any:
+        source = str(item.get("source") or "")
+        if source:
+            key = self._source_key(source)
+            if key is not None and key in self._by_path:
+                return self._by_path[key]
+        identifier = str(item.get("id") or "")
+        if identifier and identifier in self._by_id:
+            return self._by_id[identifier]
+        if source:
+            same_name = self._by_name.get(_source_name(source), [])
+            if len(same_name) == 1:
+                return same_name[0]
+        return None
+
+    def find(self, item: Mapping[str, Any]) -> ScoringSource | str:
+        """Return what ``item`` is scored against, or why it cannot be scored."""
+        source = str(item.get("source") or "")
+        if self._mode == "articles":
+            found = self._match(item)
+            if found is None:
+                return "no matching article in the reference set"
+            article: Article = found
+            reference = article.reference
+        else:
+            loaded = self._article_at(source) if source else "result has no source"
+            if isinstance(loaded, str):
+                return loaded
+            article = loaded
+            if self._mode == "list":
+                reference = self._match(item)
+                if reference is None:
+                    return "no reference abstract for it in the reference list"
+            else:
+                reference = item.get("reference")
+        if not isinstance(reference, str) or not reference.strip():
+            return "no reference abstract"
+        if not article.paragraphs:
+            return "the article has no body paragraphs"
+        return ScoringSource(article.source, _body(article), reference)
+
+    def human_scores(
+        self, source: ScoringSource, article_tokens: list[str]
+    ) -> dict[str, float]:
+        """Return the abstractiveness of the human abstract (computed once)."""
+        if source.key not in self._human:
+            tokens = tokenize(source.reference)
+            self._human[source.key] = _abstractiveness(article_tokens, tokens)
+        return self._human[source.key]
+
+
+def _source_name(source: str) -> str:
+    match = _SOURCE_LINE.match(source)
+    if match and not Path(source).exists():
+        return f"{Path(match['path']).name}:{match['line']}"
+    return Path(source).name
+
+
+def _abstractiveness(article: list[str], summary: list[str]) -> dict[str, float]:
+    return {
+        "bigram_novelty": ngram_novelty(article, summary, 2),
+        "trigram_novelty": ngram_novelty(article, summary, 3),
+        **fragment_stats_from_tokens(article, summary),
+    }
+
+
+def score_abstract(
+    source: ScoringSource,
+    generated: str,
+    *,
+    references: References | None = None,
+    aliases: Mapping[str, str] | None = None,
+    keyphrases: int = KEYPHRASES,
+) -> dict[str, Any]:
+    """Score one generated abstract against its article and human abstract.
+
+    Returns:
+        ``generated`` (metric -> value), ``human`` and ``difference`` (generated -
+        human) for the abstractiveness metrics, the reference's ``keyphrases`` and the
+        ``recalled`` ones, and word counts. NaN marks a value that is undefined.
+    """
+    article_tokens = tokenize(source.body)
+    generated_scores = _abstractiveness(article_tokens, tokenize(generated))
+    if references is not None:
+        human = references.human_scores(source, article_tokens)
+    else:
+        human = _abstractiveness(article_tokens, tokenize(source.reference))
+    recall = keyphrase_recall(source.reference, generated, n=keyphrases)
+    generated_scores["rouge_l"] = rouge_l(generated, source.reference)
+    generated_scores["keyphrase_recall"] = recall.value
+    if aliases is not None:
+        generated_scores[UMLS_METRIC] = concept_recall(
+            source.reference, generated, aliases
+        )
+    return {
+        "generated": generated_scores,
+        "human": dict(human),
+        "difference": {m: generated_scores[m] - human[m] for m in ABSTRACTIVENESS},
+        "keyphrases": list(recall.phrases),
+        "recalled": list(recall.recalled),
+        "words": len(generated.split()),
+        "reference_words": len(source.reference.split()),
+        "article_words": len(source.body.split()),
+    }
+
+
+def _summary(
+    per_article: Sequence[Mapping[str, Any]], metrics: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    summary: dict[str, dict[str, Any]] = {}
+    for metric in metrics:
+        values = [a["generated"].get(metric, math.nan) for a in per_article]
+        entry: dict[str, Any] = {
+            "n": sum(_finite(v) for v in values),
+            "mean": _mean(values),
+            "better": "closer_to_human" if metric in ABSTRACTIVENESS else "higher",
+        }
+        if metric in ABSTRACTIVENESS:
+            both = [
+                (a["generated"][metric], a["human"][metric])
+                for a in per_article
+                if _finite(a["generated"][metric]) and _finite(a["human"][metric])
+            ]
+            entry["human"] = _mean([h for _, h in both])
+            entry["difference"] = _mean([g - h for g, h in both])
+            entry["abs_difference"] = _mean([abs(g - h) for g, h in both])
+        summary[metric] = entry
+    return summary
+
+
+def _plugin_scores(
+    scored: list[tuple[dict[str, Any], ScoringSource, str]],
+) -> tuple[list[str], dict[str, str]]:
+    """Run every registered model-based scorer; return their names and the notes."""
+    names: list[str] = []
+    notes: dict[str, str] = {}
+    scorers = registered_scorers()
+    for name, (scorer, against) in scorers.items():
+        texts = [generated for _, _, generated in scored]
+        sources = [
+            src.body if against == "article" else src.reference for _, src, _ in scored
+        ]
+        try:
+            values = run_scorer(name, scorer, texts, sources) if texts else []
+        except Exception as exc:  # a plug-in's failure makes its metric absent
+            notes[name] = f"scorer failed: {type(exc).__name__}: {exc}"
+            continue
+        for (record, _, _), value in zip(scored, values, strict=True):
+            record["generated"][name] = value
+        names.append(name)
+    for name, metric in MODEL_METRICS.items():
+        if name not in scorers and name not in notes:
+            notes[name] = scorer_load_errors.get(
+                name,
+                f"absent: no {metric.description.split(' (')[0]} scorer registered "
+                f"(see `--scorer {name}=module:factory`)",
+            )
+    return names, notes
+
+
+def _evaluate(
+    path: Path,
+    references: References,
+    aliases: Mapping[str, str] | None,
+    keyphrases: int,
+) -> dict[str, Any]:
+    usable, excluded = read_results(path)
+    total = len(usable) + len(excluded)
+    per_article: list[dict[str, Any]] = []
+    scored: list[tuple[dict[str, Any], ScoringSource, str]] = []
+    for item in usable:
+        found = references.find(item)
+        if isinstance(found, str):
+            excluded.append(
+                {"id": item["_key"], "source": item.get("source", ""), "reason": found}
+            )
+            continue
+        record = {
+            "id": item["_key"],
+            "source": item.get("source", ""),
+            **score_abstract(
+                found,
+                item["abstract"],
+                references=references,
+                aliases=aliases,
+                keyphrases=keyphrases,
+            ),
+        }
+        per_article.append(record)
+        scored.append((record, found, item["abstract"]))
+    plugins, notes = _plugin_scores(scored)
+    metrics = list(ABSTRACTIVENESS + REFERENCE_METRICS)
+    if aliases is not None:
+        metrics.append(UMLS_METRIC)
+    metrics += plugins
+    summary = _summary(per_article, metrics)
+    for name, note in notes.items():
+        summary[name] = {"n": 0, "mean": None, "better": "higher", "note": note}
+    models = sorted({str(i.get("model")) for i in usable if i.get("model")})
+    failed = sum(1 for e in excluded if str(e["reason"]).startswith("failed"))
+    return {
+        "results": str(path),
+        "models": models,
+        "items": total,
+        "scored": len(per_article),
+        "failed": failed,
+        "excluded": excluded,
+        "metrics": summary,
+        "per_article": per_article,
+    }
+
+
+def _statistic(
+    scores: Mapping[str, float], human: Mapping[str, float] | None, key: str
+) -> float:
+    """Return the bootstrap's per-item statistic: |score - human| or the score."""
+    return abs(scores[key] - human[key]) if human is not None else scores[key]
+
+
+def _comparison(
+    a: Mapping[str, Any], b: Mapping[str, Any], resamples: int, seed: int
+) -> dict[str, Any]:
+    """Paired bootstrap, A - B, for every metric both reports scored (app. J)."""
+    a_items = {r["id"]: r for r in a["per_article"]}
+    b_items = {r["id"]: r for r in b["per_article"]}
+    shared = sorted(a_items.keys() & b_items.keys())
+    metrics = [
+        m
+        for m in a["metrics"]
+        if a["metrics"][m].get("mean") is not None
+        and b["metrics"].get(m, {}).get("mean") is not None
+    ]
+    compared: dict[str, Any] = {}
+    for metric in metrics:
+        scores_a = {i: a_items[i]["generated"][metric] for i in shared}
+        scores_b = {i: b_items[i]["generated"][metric] for i in shared}
+        proximity = metric in PROXIMITY_METRICS
+        human = {i: a_items[i]["human"][metric] for i in shared} if proximity else None
+        entry: dict[str, Any] = {"test": "abs_deviation" if proximity else "raw"}
+        ids = [
+            i
+            for i in shared
+            if _finite(scores_a[i])
+            and _finite(scores_b[i])
+            and (human is None or _finite(human[i]))
+        ]
+        entry["a"] = _mean([_statistic(scores_a, human, i) for i in ids])
+        entry["b"] = _mean([_statistic(scores_b, human, i) for i in ids])
+        try:
+            result = compare_metric(
+                metric,
+                scores_a,
+                scores_b,
+                reference=human,
+                resamples=resamples,
+                seed=seed,
+            )
+        except ValueError as exc:
+            entry.update({"n": len(ids), "mean_difference": None, "note": str(exc)})
+        else:
+            entry.update(result.as_dict())
+            entry["significance"] = significance(result.p_value)
+        compared[metric] = entry
+    notes = []
+    if len(shared) < SMALL_SAMPLE:
+        notes.append(
+            f"only {len(shared)} paired articles: bootstrap p-values and intervals "
+            "are rough at this size"
+        )
+    return {
+        "a": a["results"],
+        "b": b["results"],
+        "paired": len(shared),
+        "notes": notes,
+        "resamples": resamples,
+        "seed": seed,
+        "metrics": compared,
+    }
+
+
+async def eval_abstracts(
+    results_path: Path,
+    *,
+    reference: Sequence[str] | str | Path | None = None,
+    against: Path | None = None,
+    plot: Path | None = None,
+    kb: Path | None = None,
+    keyphrases: int = KEYPHRASES,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Score generated abstracts per article and on average; compare two result files.
+
+    Args:
+        results_path: Abstract results: a JSON object, a JSON array or JSON lines
+            (the output of ``abstract --out``, ``batch`` or ``eval baseline``).
+        reference: Articles (files, directories, globs) or a JSON-lines list of
+            reference abstracts; None uses each result's ``reference`` and ``source``.
+        against: A second results file, compared with the first by paired bootstrap.
+        plot: Write a PNG of the metric distributions here.
+        kb: A scispaCy-format knowledge base; enables ``umls_recall``.
+        keyphrases: How many key phrases of each reference ``keyphrase_recall`` uses.
+        resamples: Bootstrap resamples (the paper uses 10,000).
+        seed: Seed of the bootstrap's random generator.
+
+    Returns:
+        The report: ``metrics`` (per metric ``mean``, ``n``, and for the
+        abstractiveness metrics ``human``, ``difference``, ``abs_difference``),
+        ``per_article``, ``excluded`` (with reasons), ``failed``, ``notes``, and with
+        ``against`` also ``against`` (the second report) and ``comparison``.
+    """
+    if isinstance(reference, str | Path):
+        reference = [str(reference)]
+    refs = References(reference, results_path.parent)
+    aliases = _alias_index(kb) if kb is not None else None
+    report = _evaluate(results_path, refs, aliases, keyphrases)
+    report["reference"] = list(reference) if reference else None
+    report["reference_mode"] = refs.mode
+    report["keyphrases"] = keyphrases
+    absent = [n for n, m in report["metrics"].items() if m.get("note")]
+    notes = [
+        f"{name}: {report['metrics'][name]['note']}"
+        for name in absent
+        if not report["metrics"][name]["note"].startswith("absent")
+    ]
+    unregistered = [
+        n for n in absent if report["metrics"][n]["note"].startswith("absent")
+    ]
+    if unregistered:
+        notes.append(
+            f"absent, no scorer registered: {', '.join(unregistered)} (model-based "
+            "metrics are plug-ins: --scorer NAME=module:factory)"
+        )
+    if aliases is None:
+        notes.append(
+            "umls_recall omitted: no knowledge base given (--kb); keyphrase_recall "
+            "counts the reference's TextRank key phrases instead"
+        )
+    notes += [f"reference file skipped: {problem}" for problem in refs.problems]
+    report["notes"] = notes
+    if against is not None:
+        other = _evaluate(against, refs, aliases, keyphrases)
+        report["against"] = other
+        report["comparison"] = _comparison(report, other, resamples, seed)
+        report["notes"] += report["comparison"]["notes"]
+    if plot is not None:
+        from veriscribe.plots import abstract_metrics_plot
+
+        abstract_metrics_plot(report, plot)
+        report["plot"] = str(plot)
+    cleaned: dict[str, Any] = _nan_to_none(report)
+    return cleaned

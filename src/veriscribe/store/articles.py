@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 
 from veriscribe.documents.articles import Article, Paragraph
 from veriscribe.errors import NotFound
@@ -71,3 +72,48 @@ async def get_article(store: Store, key: str) -> Article:
             async for section, path, text in cur
         ]
     return Article(row[0], row[1], row[2], paragraphs, row[3], json.loads(row[4]))
+
+
+async def put_articles(store: Store, articles: Sequence[Article]) -> list[str]:
+    """Store many articles in one transaction (stored ones are skipped); return keys.
+
+    The transaction is explicit on the store's shared connection: call this only while
+    no other coroutine uses that connection (a batch registers before it starts work).
+    """
+    keys = [article_key(a) for a in articles]
+    if not articles:
+        return keys
+    known: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        async with store.conn.execute(
+            f"SELECT doc_key FROM documents WHERE doc_key IN ({marks})", chunk
+        ) as cur:
+            known.update([row[0] async for row in cur])
+    new = {k: a for k, a in zip(keys, articles, strict=True) if k not in known}
+    if not new:
+        return keys
+    now = time.time()
+    await store.conn.execute("BEGIN IMMEDIATE")
+    try:
+        await store.conn.executemany(
+            "INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (k, a.id, a.source, a.title, a.reference, json.dumps(a.meta), now)
+                for k, a in new.items()
+            ],
+        )
+        await store.conn.executemany(
+            "INSERT OR IGNORE INTO paragraphs VALUES (?, ?, ?, ?, ?)",
+            [
+                (k, i, p.section, json.dumps(list(p.path)), p.text)
+                for k, a in new.items()
+                for i, p in enumerate(a.paragraphs)
+            ],
+        )
+        await store.conn.execute("COMMIT")
+    except BaseException:
+        await store.conn.execute("ROLLBACK")
+        raise
+    return keys

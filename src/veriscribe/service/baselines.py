@@ -1,0 +1,472 @@
+"""Baseline abstracts that run through the same evaluation harness as the graph.
+
+Both write JSON lines with the fields of ``veriscribe batch`` output (``id``, ``source``,
+``abstract``, ``reference``, ``facets``, ``fallbacks``, ``model``, ``prompt``, ``split``,
+``usage``, ``seconds``; ``error`` instead of ``abstract`` for a failed article), so that
+``veriscribe eval abstracts`` scores them like any other result and ``--against`` can
+ask the paper's question "does decomposition help?" of any backend.
+
+- **Lead-k**: the first sentences of the body, in order, up to the length of the
+  reference abstract in words (the first sentence is always taken, and no further one
+  that would pass the length); ``k`` caps the number of sentences. Without a reference
+  abstract the length is unbounded and ``k`` defaults to 3. No model.
+- **Naive**: one call per article with the whole body in one prompt
+  (``prompts/abstract/naive.md``). A body that does not fit the model's context is cut
+  at a word boundary to the largest prefix that fits; the cut is recorded in the result
+  (``truncation``, and a line in ``fallbacks``) and the prompt tells the model that the
+  text ends early. Nothing is truncated silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from veriscribe.documents.articles import (
+    Article,
+    ReadFailure,
+    expand_inputs,
+    read_articles,
+)
+from veriscribe.errors import (
+    ContextOverflow,
+    InputError,
+    StructuredOutputError,
+    VeriscribeError,
+)
+from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.abstract.refine import ABSTRACT_TOKENS, AbstractLean
+from veriscribe.nodes.abstract.summarize_facet import output_format, split_sentences
+from veriscribe.prompts import Prompt, load_prompt
+from veriscribe.service.common import open_store
+from veriscribe.settings import Settings
+
+__all__ = [
+    "LEAD_K_WITHOUT_REFERENCE",
+    "fit_to_budget",
+    "lead_k",
+    "naive_abstract",
+    "run_lead",
+    "run_naive",
+]
+
+log = logging.getLogger(__name__)
+
+LEAD_K_WITHOUT_REFERENCE = 3
+"""Sentences Lead-k takes from an article that has no reference abstract."""
+
+TRUNCATION_NOTE = (
+    "The article is too long for one prompt: only its beginning is given, and it ends "
+    "mid-text.\n"
+)
+_WORD = re.compile(r"\S+")
+
+OnProgress = Callable[[int, int], None]
+
+
+def _zero_usage() -> dict[str, int]:
+    return Usage().as_dict()
+
+
+def result_line(
+    article: Article,
+    abstract: str,
+    *,
+    baseline: str,
+    model: str,
+    prompt: str,
+    seconds: float,
+    usage: dict[str, int] | None = None,
+    fallbacks: Sequence[str] = (),
+    **extra: Any,
+) -> dict[str, Any]:
+    """Return a baseline's result for one article, in the batch output's fields."""
+    return {
+        "id": article.id,
+        "source": article.source,
+        "title": article.title,
+        "abstract": abstract,
+        "reference": article.reference,
+        "facets": [],
+        "fallbacks": list(fallbacks),
+        "model": model,
+        "prompt": prompt,
+        "split": None,
+        "usage": usage or _zero_usage(),
+        "seconds": round(seconds, 3),
+        "baseline": baseline,
+        **extra,
+    }
+
+
+def error_line(
+    source: str,
+    article_id: str,
+    reason: str,
+    *,
+    baseline: str,
+    model: str,
+    prompt: str,
+    article: Article | None = None,
+    usage: dict[str, int] | None = None,
+    seconds: float = 0.0,
+) -> dict[str, Any]:
+    """Return the result of an article that failed: ``error`` instead of ``abstract``."""
+    return {
+        "id": article_id,
+        "source": source,
+        "title": article.title if article else "",
+        "error": reason,
+        "reference": article.reference if article else None,
+        "facets": [],
+        "fallbacks": [],
+        "model": model,
+        "prompt": prompt,
+        "split": None,
+        "usage": usage or _zero_usage(),
+        "seconds": round(seconds, 3),
+        "baseline": baseline,
+    }
+
+
+def read_inputs(inputs: Sequence[str]) -> list[Article | ReadFailure]:
+    """Read every article of the inputs; an unreadable file becomes a failure.
+
+    Raises:
+        InputError: An input that does not exist or a glob that matches nothing.
+    """
+    paths = expand_inputs([os.path.abspath(os.path.expanduser(i)) for i in inputs])
+    items: list[Article | ReadFailure] = []
+    for path in paths:
+        try:
+            items.extend(read_articles(path))
+        except InputError as exc:
+            items.append(ReadFailure(path.stem, str(path), exc.user_message))
+    return items
+
+
+def write_lines(out: Path, lines: Sequence[dict[str, Any]]) -> None:
+    """Write results as JSON lines, replacing ``out`` only once all are written."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+    partial.replace(out)
+
+
+def _summary(
+    baseline: str,
+    model: str,
+    out: Path,
+    lines: Sequence[dict[str, Any]],
+    seconds: float,
+) -> dict[str, Any]:
+    failures = [
+        {"id": line["id"], "source": line["source"], "reason": line["error"]}
+        for line in lines
+        if "error" in line
+    ]
+    usage = {
+        key: sum(int(line["usage"].get(key, 0)) for line in lines)
+        for key in ("calls", "prompt_tokens", "output_tokens", "cached_calls")
+    }
+    return {
+        "baseline": baseline,
+        "model": model,
+        "out": str(out),
+        "items": len(lines),
+        "written": len(lines) - len(failures),
+        "failed": len(failures),
+        "truncated": sum(
+            1 for line in lines if line.get("truncation", {}).get("truncated")
+        ),
+        "failures": failures,
+        "usage": usage,
+        "seconds": round(seconds, 3),
+    }
+
+
+# -------------------------------------------------------------------------- Lead-k
+
+
+def lead_k(article: Article, *, k: int | None = None) -> tuple[str, dict[str, Any]]:
+    """Return the Lead-k abstract of an article and how it was cut.
+
+    Sentences are taken from the start of the body while the total stays within the
+    reference abstract's length in words (the first sentence always), and at most
+    ``k`` of them when ``k`` is given (3 when the article has no reference).
+
+    Returns:
+        The abstract and a record: ``sentences``, ``words``, ``target_words`` (the
+        reference length, or None) and ``k``.
+    """
+    target = len(article.reference.split()) if article.reference else None
+    if target is None and k is None:
+        k = LEAD_K_WITHOUT_REFERENCE
+    sentences: list[str] = []
+    words = 0
+    for paragraph in article.paragraphs:
+        for sentence in split_sentences(paragraph.text):
+            size = len(sentence.split())
+            full = k is not None and len(sentences) >= k
+            too_long = target is not None and sentences and words + size > target
+            if full or too_long:
+                return " ".join(sentences), _lead_record(sentences, words, target, k)
+            sentences.append(sentence.strip())
+            words += size
+    return " ".join(sentences), _lead_record(sentences, words, target, k)
+
+
+def _lead_record(
+    sentences: Sequence[str], words: int, target: int | None, k: int | None
+) -> dict[str, Any]:
+    return {"sentences": len(sentences), "words": words, "target_words": target, "k": k}
+
+
+def run_lead(
+    inputs: Sequence[str], out: Path, *, k: int | None = None
+) -> dict[str, Any]:
+    """Write the Lead-k abstract of every input article to ``out`` (JSON lines)."""
+    if k is not None and k < 1:
+        raise InputError("--k must be 1 or more")
+    started = time.perf_counter()
+    model, prompt = "baseline:lead", "lead" if k is None else f"lead-{k}"
+    lines: list[dict[str, Any]] = []
+    for item in read_inputs(inputs):
+        if isinstance(item, ReadFailure):
+            lines.append(
+                error_line(
+                    item.source,
+                    item.id,
+                    item.reason,
+                    baseline="lead",
+                    model=model,
+                    prompt=prompt,
+                )
+            )
+            continue
+        begun = time.perf_counter()
+        abstract, record = lead_k(item, k=k)
+        if not abstract:
+            lines.append(
+                error_line(
+                    item.source,
+                    item.id,
+                    "the article has no body sentence",
+                    baseline="lead",
+                    model=model,
+                    prompt=prompt,
+                    article=item,
+                )
+            )
+            continue
+        lines.append(
+            result_line(
+                item,
+                abstract,
+                baseline="lead",
+                model=model,
+                prompt=prompt,
+                seconds=time.perf_counter() - begun,
+                lead=record,
+            )
+        )
+    write_lines(out, lines)
+    return _summary("lead", model, out, lines, time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------- naive
+
+
+def _render(prompt: Prompt, text: str, truncated: bool) -> list[Any]:
+    return prompt.render(
+        text=text,
+        truncation_note=TRUNCATION_NOTE if truncated else "",
+        output_format=output_format("abstract", True),
+    )
+
+
+def fit_to_budget(
+    llm: LLM, prompt: Prompt, article: Article
+) -> tuple[str, dict[str, Any]]:
+    """Return the body text that fits the prompt budget, and the truncation record.
+
+    The whole body is used when it fits beside ``ABSTRACT_TOKENS`` of output;
+    otherwise the longest prefix ending at a word boundary that fits, found by
+    binary search over the word count with the model's own token counter.
+
+    Raises:
+        ContextOverflow: Not even one word fits.
+    """
+    budget = llm.prompt_budget(ABSTRACT_TOKENS)
+    full = "\n\n".join(p.text for p in article.paragraphs)
+    article_tokens = llm.count_tokens([HumanMessage(full)])
+    ends = [m.end() for m in _WORD.finditer(full)]
+    record: dict[str, Any] = {
+        "truncated": False,
+        "budget_tokens": budget,
+        "article_tokens": article_tokens,
+        "kept_tokens": article_tokens,
+        "article_words": len(ends),
+        "kept_words": len(ends),
+        "article_paragraphs": len(article.paragraphs),
+        "kept_paragraphs": len(article.paragraphs),
+    }
+    if llm.count_tokens(_render(prompt, full, False)) <= budget:
+        return full, record
+
+    def fits(words: int) -> bool:
+        return (
+            llm.count_tokens(_render(prompt, full[: ends[words - 1]], True)) <= budget
+        )
+
+    low, high = 0, len(ends) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    if low == 0:
+        raise ContextOverflow(
+            f"the naive prompt alone exceeds the prompt budget of {budget} tokens",
+            prompt_tokens=llm.count_tokens(_render(prompt, "", True)),
+            budget=budget,
+        )
+    kept = full[: ends[low - 1]]
+    record.update(
+        truncated=True,
+        kept_tokens=llm.count_tokens([HumanMessage(kept)]),
+        kept_words=low,
+        kept_paragraphs=kept.count("\n\n") + 1,
+    )
+    return kept, record
+
+
+async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
+    """Write one article's abstract with a single prompt; return its result line.
+
+    Transient backend faults are retried (``llm.settings.retries`` times).
+
+    Raises:
+        VeriscribeError: The call failed for good, the reply did not parse, or the
+            abstract came back empty.
+    """
+    started = time.perf_counter()
+    prompt = load_prompt("abstract", "naive")
+    text, truncation = fit_to_budget(llm, prompt, article)
+    messages = _render(prompt, text, truncation["truncated"])
+    attempt = 0
+    while True:
+        try:
+            completion = await llm.json(
+                prompt.id, messages, AbstractLean, max_tokens=ABSTRACT_TOKENS
+            )
+            break
+        except VeriscribeError as exc:
+            attempt += 1
+            if not exc.retryable or attempt > llm.settings.retries:
+                raise
+    abstract = completion.value.abstract.strip()
+    if not abstract:
+        raise StructuredOutputError("the model returned an empty abstract")
+    fallbacks = []
+    if truncation["truncated"]:
+        fallbacks.append(
+            f"truncated: the body was cut to its first {truncation['kept_words']} of "
+            f"{truncation['article_words']} words ({truncation['kept_tokens']} of "
+            f"{truncation['article_tokens']} tokens) to fit the context"
+        )
+    return result_line(
+        article,
+        abstract,
+        baseline="naive",
+        model=llm.label,
+        prompt="naive",
+        seconds=time.perf_counter() - started,
+        usage=completion.usage.as_dict(),
+        fallbacks=fallbacks,
+        prompt_ids=[prompt.id],
+        truncation=truncation,
+        attempts=attempt + 1,
+    )
+
+
+async def run_naive(
+    settings: Settings,
+    inputs: Sequence[str],
+    out: Path,
+    *,
+    model: str | None = None,
+    concurrency: int | None = None,
+    on_progress: OnProgress | None = None,
+) -> dict[str, Any]:
+    """Write the naive single-prompt abstract of every input article to ``out``.
+
+    One article that fails is recorded with its reason and never stops the others.
+    Responses are cached (except for ``sim``), so running again after an interruption
+    repeats no finished model call.
+    """
+    if concurrency is not None:
+        if concurrency < 1:
+            raise InputError("--concurrency must be 1 or more")
+        llm_settings = settings.llm.model_copy(update={"concurrency": concurrency})
+        settings = settings.model_copy(update={"llm": llm_settings})
+    started = time.perf_counter()
+    items = await asyncio.to_thread(read_inputs, inputs)
+    prompt = "naive"
+    async with open_store(settings) as store:
+        llm = make_llm(model or settings.model, settings, store)
+        done = 0
+
+        async def one(item: Article | ReadFailure) -> dict[str, Any]:
+            nonlocal done
+            begun = time.perf_counter()
+            try:
+                if isinstance(item, ReadFailure):
+                    return error_line(
+                        item.source,
+                        item.id,
+                        item.reason,
+                        baseline="naive",
+                        model=llm.label,
+                        prompt=prompt,
+                    )
+                try:
+                    return await naive_abstract(llm, item)
+                except VeriscribeError as exc:
+                    reason = exc.user_message
+                except Exception as exc:  # one broken article must not stop the rest
+                    log.exception("naive baseline failed on %s", item.source)
+                    reason = f"internal error: {type(exc).__name__}: {exc}"
+                return error_line(
+                    item.source,
+                    item.id,
+                    reason,
+                    baseline="naive",
+                    model=llm.label,
+                    prompt=prompt,
+                    article=item,
+                    seconds=time.perf_counter() - begun,
+                )
+            finally:
+                done += 1
+                if on_progress is not None:
+                    on_progress(done, len(items))
+
+        # The client's own semaphore bounds the calls in flight.
+        lines = list(await asyncio.gather(*(one(item) for item in items)))
+        label = llm.label
+    await asyncio.to_thread(write_lines, out, lines)
+    return _summary("naive", label, out, lines, time.perf_counter() - started)

@@ -1,0 +1,811 @@
+"""Batch abstract generation: many articles at once, resumable, observable.
+
+``run_batch`` registers every input item in the run store (an unreadable file or line
+becomes a failed item with its reason), then works through the pending items: it keeps
+enough articles in flight that the model's call limit (``--concurrency``, enforced by the
+LLM client's semaphore) stays saturated, runs each article through the checkpointed
+abstract graph, commits each outcome to the database and then appends it as one line to
+the output file.
+
+Resuming is running again: finished items are skipped, interrupted articles continue
+from their checkpoints, failed items are retried, and the output file is repaired from the
+database (partial tail cut, missing lines appended, no duplicates). Every model response
+is cached, so a finished call is never made twice, even one whose graph step had not been
+checkpointed when the process died. The first SIGINT or SIGTERM stops claiming work and
+lets the articles in flight finish; a second one cancels them (they continue from their
+checkpoints next time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import LLMResult
+from langgraph.graph.state import CompiledStateGraph
+
+from veriscribe.documents.articles import (
+    Article,
+    ReadFailure,
+    expand_inputs,
+    read_articles,
+)
+from veriscribe.errors import ConfigError, InputError, NotFound, VeriscribeError
+from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.llm.client import LLM
+from veriscribe.llm.factory import make_llm
+from veriscribe.llm.spec import parse_spec
+from veriscribe.service.abstracts import (
+    checkpointer,
+    compiled_graph,
+    run_abstract,
+    thread_id,
+)
+from veriscribe.service.common import open_store
+from veriscribe.settings import Settings
+from veriscribe.store.articles import article_key, get_article, put_articles
+from veriscribe.store.db import Store
+from veriscribe.store.output import ResultsFile, SyncReport
+from veriscribe.store.runs import (
+    Claim,
+    Counts,
+    NewItem,
+    Outcome,
+    RunRecord,
+    RunStore,
+    Session,
+    new_worker_id,
+    open_run_store,
+    worker_alive,
+)
+
+log = logging.getLogger(__name__)
+
+KIND = "abstract"
+LEASE_S = 120.0  # a claim not renewed for this long is another worker's to take
+HEARTBEAT_S = 20.0
+TICK_S = 0.5  # how often the progress callback hears about calls in flight
+REGISTER_CHUNK = 200
+
+
+def article_slots(concurrency: int) -> int:
+    """Return how many articles to keep in flight for a limit of model calls.
+
+    An article's calls come in dependent steps (labels, then its facets in parallel,
+    then the refinement), so one article keeps only about two calls busy on average.
+    Twice the call limit keeps the limit saturated while articles wait on their next
+    step; the LLM client's semaphore, not this number, bounds the calls.
+    """
+    return 2 * concurrency + 2
+
+
+def default_run_id(inputs: Sequence[str], options: AbstractOptions, model: str) -> str:
+    """Return the run id derived from the inputs, the options and the model SPEC."""
+    blob = json.dumps(
+        {"inputs": list(inputs), "options": asdict(options), "model": model},
+        sort_keys=True,
+    )
+    return "run-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+@dataclass
+class BatchProgress:
+    """A snapshot of a running batch, for progress displays."""
+
+    run_id: str
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    articles_in_flight: int = 0
+    calls_in_flight: int = 0
+    call_limit: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    elapsed: float = 0.0
+    finished_now: int = 0  # items finished by this process
+    stage: str = "registering"  # registering | working | stopping | finished
+
+    @property
+    def remaining(self) -> int:
+        """Return the items not finished yet."""
+        return max(self.total - self.done - self.failed, 0)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Return prompt and output tokens processed per second so far."""
+        tokens = self.prompt_tokens + self.output_tokens
+        return tokens / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def output_tokens_per_second(self) -> float:
+        """Return output tokens per second so far."""
+        return self.output_tokens / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Return the expected seconds left at the rate seen so far, if known."""
+        if self.finished_now == 0 or self.elapsed <= 0:
+            return None
+        return self.remaining * self.elapsed / self.finished_now
+
+
+OnProgress = Callable[[BatchProgress], None]
+
+
+class CallMeter(BaseCallbackHandler):
+    """Count model calls in flight and the tokens they used."""
+
+    run_inline = True  # called in the event loop, not in a thread pool
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.prompt_tokens = 0
+        self.output_tokens = 0
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        """Count a call that starts."""
+        self.in_flight += 1
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        """Count a call that ended and its tokens."""
+        self.in_flight = max(self.in_flight - 1, 0)
+        for generations in response.generations:
+            for generation in generations:
+                meta = getattr(
+                    getattr(generation, "message", None), "usage_metadata", None
+                )
+                if meta:
+                    self.prompt_tokens += int(meta.get("input_tokens") or 0)
+                    self.output_tokens += int(meta.get("output_tokens") or 0)
+
+    def on_llm_error(
+        self, error: BaseException, *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        """Count a call that failed."""
+        self.in_flight = max(self.in_flight - 1, 0)
+
+
+def batch_settings(settings: Settings, concurrency: int | None) -> Settings:
+    """Return settings for a batch: the call limit applied, every response cached."""
+    update: dict[str, Any] = {"cache_sim": True}
+    if concurrency is not None:
+        if concurrency < 1:
+            raise InputError("--concurrency must be 1 or more")
+        update["concurrency"] = concurrency
+    return settings.model_copy(update={"llm": settings.llm.model_copy(update=update)})
+
+
+def absolute_inputs(inputs: Sequence[str]) -> list[str]:
+    """Return the inputs as absolute paths or patterns (a run survives a `cd`)."""
+    return [absolute(item) for item in inputs]
+
+
+def absolute(path: str | Path) -> str:
+    """Return a path (or glob pattern) made absolute, without resolving links."""
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def failure_line(
+    *,
+    run_id: str,
+    source: str,
+    article_id: str | None,
+    reason: str,
+    model: str,
+    options: AbstractOptions,
+    article: Article | None = None,
+    usage: dict[str, int] | None = None,
+    seconds: float = 0.0,
+    attempts: int = 0,
+) -> dict[str, Any]:
+    """Return the output line of an item that failed: ``error`` instead of ``abstract``."""
+    return {
+        "id": article_id or source,
+        "source": source,
+        "title": article.title if article else "",
+        "error": reason,
+        "reference": article.reference if article else None,
+        "facets": [],
+        "fallbacks": [],
+        "model": model,
+        "prompt": options.prompt,
+        "split": options.split,
+        "usage": usage
+        or {"calls": 0, "prompt_tokens": 0, "output_tokens": 0, "cached_calls": 0},
+        "seconds": round(seconds, 3),
+        "attempts": attempts,
+        "run_id": run_id,
+    }
+
+
+def _dumps(line: dict[str, Any]) -> str:
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run is: the model, the options, the inputs and where results go."""
+
+    model: str
+    options: AbstractOptions
+    inputs: list[str]
+    out: str
+    concurrency: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the config as stored."""
+        return {
+            "model": self.model,
+            "options": asdict(self.options),
+            "inputs": self.inputs,
+            "out": self.out,
+            "concurrency": self.concurrency,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """Read a stored config."""
+        return cls(
+            model=data["model"],
+            options=AbstractOptions(**data["options"]),
+            inputs=list(data["inputs"]),
+            out=data["out"],
+            concurrency=int(data["concurrency"]),
+        )
+
+
+class BatchRunner:
+    """One worker's session on a run."""
+
+    def __init__(
+        self,
+        store: Store,
+        runs: RunStore,
+        llm: LLM,
+        run_id: str,
+        config: RunConfig,
+        on_progress: OnProgress | None = None,
+    ) -> None:
+        self.store = store
+        self.runs = runs
+        self.llm = llm
+        self.run_id = run_id
+        self.config = config
+        self.options = config.options
+        self.on_progress = on_progress
+        self.worker = new_worker_id()
+        self.meter = CallMeter()
+        self.results = ResultsFile(Path(config.out), run_id)
+        self.progress = BatchProgress(run_id, call_limit=llm.settings.concurrency)
+        self.slots = article_slots(llm.settings.concurrency)
+        self.stop_requests = 0
+        self.stopping = asyncio.Event()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.lines: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
+        self.started = time.perf_counter()
+        self.graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self.output_report: SyncReport | None = None
+
+    # ----------------------------------------------------------------- registering
+
+    async def register(self) -> None:
+        """Read every input and register its items; unreadable ones as failed items."""
+        seq = 0
+        seen: set[str] = set()
+        items: list[NewItem] = []
+        articles: list[Article] = []
+
+        async def flush() -> None:
+            await put_articles(self.store, articles)
+            await self.runs.put_items(self.run_id, items)
+            articles.clear()
+            items.clear()
+
+        def failed(source: str, article_id: str | None, reason: str) -> None:
+            nonlocal seq
+            if source in seen:
+                return
+            seen.add(source)
+            line = failure_line(
+                run_id=self.run_id,
+                source=source,
+                article_id=article_id,
+                reason=reason,
+                model=self.llm.label,
+                options=self.options,
+            )
+            items.append(
+                NewItem(
+                    source,
+                    seq,
+                    source,
+                    article_id,
+                    None,
+                    status="failed",
+                    reason=reason,
+                    result=_dumps(line),
+                )
+            )
+            seq += 1
+
+        for text in self.config.inputs:
+            try:
+                paths = expand_inputs([text])
+            except InputError as exc:
+                failed(text, None, exc.user_message)
+                continue
+            for path in paths:
+                try:
+                    for item in read_articles(path):
+                        if isinstance(item, ReadFailure):
+                            failed(item.source, item.id, item.reason)
+                        elif not item.paragraphs:
+                            failed(item.source, item.id, "no body paragraph")
+                        elif item.source not in seen:
+                            seen.add(item.source)
+                            articles.append(item)
+                            weight = sum(len(p.text) for p in item.paragraphs)
+                            items.append(
+                                NewItem(
+                                    item.source,
+                                    seq,
+                                    item.source,
+                                    item.id,
+                                    article_key(item),
+                                    weight=weight,
+                                )
+                            )
+                            seq += 1
+                except InputError as exc:
+                    failed(str(path), None, exc.user_message)
+                if len(items) >= REGISTER_CHUNK:
+                    await flush()
+        await flush()
+
+    async def sync_output(self) -> SyncReport:
+        """Repair the output file from the database (see ``ResultsFile.sync``)."""
+        scan = await asyncio.to_thread(self.results.scan)
+        final = await self.runs.final_ids(self.run_id)
+        present = {key for key, _, _ in scan.lines}
+        stored = await self.runs.results(self.run_id, final - present)
+        return await asyncio.to_thread(self.results.sync, final, stored)
+
+    # --------------------------------------------------------------------- working
+
+    def request_stop(self) -> None:
+        """Stop claiming work; a second request also cancels the articles in flight."""
+        self.stop_requests += 1
+        self.stopping.set()
+        self.progress.stage = "stopping"
+        if self.stop_requests >= 2:
+            for task in self.tasks:
+                task.cancel()
+        self._report()
+
+    def _report(self) -> None:
+        if self.on_progress is None:
+            return
+        p = self.progress
+        p.articles_in_flight = len(self.tasks)
+        p.calls_in_flight = self.meter.in_flight
+        p.calls = self.llm.calls_made
+        p.prompt_tokens = self.meter.prompt_tokens
+        p.output_tokens = self.meter.output_tokens
+        p.elapsed = time.perf_counter() - self.started
+        self.on_progress(p)
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            self._report()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            await self.runs.heartbeat(self.run_id, self.worker)
+
+    async def _writer(self) -> None:
+        while True:
+            first = await self.lines.get()
+            if first is None:
+                return
+            batch = [first]
+            done = False
+            while not self.lines.empty():
+                nxt = self.lines.get_nowait()
+                if nxt is None:
+                    done = True
+                    break
+                batch.append(nxt)
+            await asyncio.to_thread(self.results.append, batch)
+            if done:
+                return
+
+    async def _usage_of_failed(self, claim: Claim) -> dict[str, int]:
+        if claim.doc_key is None:
+            return {}
+        tid = thread_id(claim.doc_key, self.options, self.llm)
+        async with self.store.conn.execute(
+            "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) FROM llm_calls "
+            "WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
+            (self.run_id, tid),
+        ) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            return {}
+        return {
+            "calls": int(row[0] or 0),
+            "prompt_tokens": int(row[1] or 0),
+            "output_tokens": int(row[2] or 0),
+            "cached_calls": 0,
+        }
+
+    async def _process(self, claim: Claim) -> None:
+        started = time.perf_counter()
+        article: Article | None = None
+        reason: str | None = None
+        result: dict[str, Any] | None = None
+        try:
+            if claim.doc_key is None:
+                raise InputError(f"{claim.source}: the article was never stored")
+            article = await get_article(self.store, claim.doc_key)
+            assert self.graph is not None
+            result = await run_abstract(
+                self.store,
+                self.llm,
+                article,
+                self.options,
+                graph=self.graph,
+                run_id=self.run_id,
+            )
+        except VeriscribeError as exc:
+            reason = exc.user_message
+        except Exception as exc:  # one broken article must not stop the batch
+            log.exception("article %s failed", claim.source)
+            reason = f"internal error: {type(exc).__name__}: {exc}"
+        seconds = time.perf_counter() - started
+        if result is not None:
+            line = dict(result)
+            line["source"] = claim.source
+            line["attempts"] = claim.attempts
+            line["run_id"] = self.run_id
+            outcome = Outcome("done", _dumps(line), seconds, usage=result["usage"])
+        else:
+            usage = await self._usage_of_failed(claim)
+            line = failure_line(
+                run_id=self.run_id,
+                source=claim.source,
+                article_id=claim.article_id,
+                reason=reason or "unknown failure",
+                model=self.llm.label,
+                options=self.options,
+                article=article,
+                usage=usage,
+                seconds=seconds,
+                attempts=claim.attempts,
+            )
+            outcome = Outcome("failed", _dumps(line), seconds, reason, usage)
+        if await self.runs.finish(self.run_id, self.worker, claim.item_id, outcome):
+            await self.lines.put((claim.source, outcome.result))
+            if outcome.status == "done":
+                self.progress.done += 1
+            else:
+                self.progress.failed += 1
+            self.progress.finished_now += 1
+        self._report()
+
+    async def work(self) -> None:
+        """Claim and process items until none is left or a stop is requested."""
+        stop_wait = asyncio.create_task(self.stopping.wait())
+        try:
+            while not self.stopping.is_set():
+                free = self.slots - len(self.tasks)
+                if free > 0:
+                    claims = await self.runs.claim(self.run_id, self.worker, free)
+                    for claim in claims:
+                        task = asyncio.create_task(self._process(claim))
+                        self.tasks.add(task)
+                    if not claims and not self.tasks:
+                        # Nothing pending: take over claims of dead workers, if any.
+                        if await self.runs.reclaim(self.run_id, LEASE_S):
+                            continue
+                        break
+                    if claims:
+                        self._report()
+                finished, _ = await asyncio.wait(
+                    {*self.tasks, stop_wait}, return_when=asyncio.FIRST_COMPLETED
+                )
+                self._reap(finished)
+            while self.tasks:
+                finished, _ = await asyncio.wait(
+                    self.tasks, return_when=asyncio.FIRST_COMPLETED
+                )
+                self._reap(finished)
+        finally:
+            stop_wait.cancel()
+            for task in self.tasks:
+                task.cancel()
+            if self.tasks:
+                await asyncio.gather(*self.tasks, return_exceptions=True)
+            self.tasks.clear()
+
+    def _reap(self, finished: set[asyncio.Task[Any]]) -> None:
+        for task in finished:
+            if task not in self.tasks:
+                continue
+            self.tasks.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    async def run(self) -> dict[str, Any]:
+        """Run this worker's session and return the run's summary."""
+        self.progress.stage = "registering"
+        self._report()
+        await self.register()
+        await self.runs.reclaim(self.run_id, LEASE_S)
+        self.output_report = await self.sync_output()
+        counts = await self.runs.counts(self.run_id)
+        self.progress.total = counts.total
+        self.progress.done = counts.done
+        self.progress.failed = counts.failed
+        self.graph = compiled_graph(
+            await checkpointer(self.store), self.llm.settings.retries + 1
+        )
+        self.llm.chat.callbacks = [self.meter]
+        await self.runs.start_session(self.run_id, self.worker)
+        await self.runs.set_status(self.run_id, "running")
+        self.started = time.perf_counter()
+        self.progress.stage = "working"
+        helpers = [
+            asyncio.create_task(self._writer()),
+            asyncio.create_task(self._heartbeat()),
+            asyncio.create_task(self._ticker()),
+        ]
+        outcome = "finished"
+        try:
+            await self.work()
+        except BaseException:
+            outcome = "crashed"
+            raise
+        finally:
+            for helper in helpers[1:]:
+                helper.cancel()
+            await self.lines.put(None)
+            await asyncio.gather(*helpers, return_exceptions=True)
+            await self.runs.release(self.run_id, self.worker)
+            counts = await self.runs.counts(self.run_id)
+            if outcome == "finished" and self.stopping.is_set():
+                outcome = "interrupted"
+            await self.runs.end_session(self.run_id, self.worker, outcome)
+            if counts.remaining == 0:
+                await self.runs.set_status(self.run_id, "finished")
+            elif outcome != "finished":
+                await self.runs.set_status(self.run_id, "interrupted")
+        self.progress.stage = "finished"
+        self.progress.total = counts.total
+        self._report()
+        summary = await run_summary(self.store, self.runs, self.run_id)
+        summary["session"] = {
+            "worker": self.worker,
+            "outcome": outcome,
+            "processed": self.progress.finished_now,
+            "calls": self.llm.calls_made,
+            "prompt_tokens": self.meter.prompt_tokens,
+            "output_tokens": self.meter.output_tokens,
+            "seconds": round(time.perf_counter() - self.started, 3),
+            "output_repair": self.output_report.as_dict()
+            if self.output_report
+            else None,
+        }
+        summary["interrupted"] = outcome == "interrupted"
+        return summary
+
+
+@contextlib.contextmanager
+def _stop_on_signals(runner: BatchRunner) -> Any:
+    """Route SIGINT and SIGTERM to a graceful stop while the runner works."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, runner.request_stop)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            # Not the main thread, or a platform without loop signal handlers.
+            pass
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+async def run_batch(
+    settings: Settings,
+    inputs: Sequence[str],
+    out: Path,
+    options: AbstractOptions,
+    *,
+    run_id: str | None = None,
+    concurrency: int | None = None,
+    model: str | None = None,
+    on_progress: OnProgress | None = None,
+    handle_signals: bool = True,
+) -> dict[str, Any]:
+    """Write abstracts for every article of the inputs into ``out``, resumably.
+
+    Running it again with the same arguments (or ``resume_run``) continues the run.
+
+    Raises:
+        InputError: No input given, or ``out`` holds lines of another run.
+        ConfigError: ``run_id`` names a run made with another model or options.
+    """
+    if not inputs:
+        raise InputError("no input given")
+    spec = parse_spec(model or settings.model)
+    model_text = str(spec)
+    inputs_abs = absolute_inputs(inputs)
+    rid = run_id or default_run_id(inputs_abs, options, model_text)
+    async with open_store(settings) as store:
+        runs = open_run_store(store)
+        existing = await runs.get_run(rid)
+        if existing is not None:
+            before = RunConfig.from_dict(existing.config)
+            if before.model != model_text or before.options != options:
+                raise ConfigError(
+                    f"run {rid} was made with another model or other options "
+                    f"({before.model}); "
+                    f"resume it with `veriscribe runs resume {rid}` or choose a new "
+                    "--run-id"
+                )
+        limit = concurrency or (
+            RunConfig.from_dict(existing.config).concurrency
+            if existing is not None
+            else settings.llm.concurrency
+        )
+        config = RunConfig(
+            model=model_text,
+            options=options,
+            inputs=inputs_abs,
+            out=absolute(out),
+            concurrency=limit,
+        )
+        await runs.ensure_run(rid, KIND, config.as_dict())
+        llm = make_llm(spec, batch_settings(settings, limit), store)
+        runner = BatchRunner(store, runs, llm, rid, config, on_progress)
+        if not handle_signals:
+            return await runner.run()
+        with _stop_on_signals(runner):
+            return await runner.run()
+
+
+async def resume_run(
+    settings: Settings,
+    run_id: str,
+    *,
+    concurrency: int | None = None,
+    on_progress: OnProgress | None = None,
+    handle_signals: bool = True,
+) -> dict[str, Any]:
+    """Continue a run with its stored configuration.
+
+    Raises:
+        NotFound: No run has this id.
+    """
+    async with open_store(settings) as store:
+        record = await open_run_store(store).get_run(run_id)
+    if record is None:
+        raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+    config = RunConfig.from_dict(record.config)
+    return await run_batch(
+        settings,
+        config.inputs,
+        Path(config.out),
+        config.options,
+        run_id=run_id,
+        concurrency=concurrency or config.concurrency,
+        model=config.model,
+        on_progress=on_progress,
+        handle_signals=handle_signals,
+    )
+
+
+def run_state(record: RunRecord, counts: Counts, sessions: Sequence[Session]) -> str:
+    """Return a run's state: finished, running or interrupted (or pending)."""
+    if counts.total and counts.remaining == 0:
+        return "finished"
+    now = time.time()
+    live = [
+        s
+        for s in sessions
+        if s.ended is None
+        and worker_alive(s.worker) is not False
+        and now - s.heartbeat < LEASE_S
+    ]
+    if live:
+        return "running"
+    return "interrupted" if sessions else record.status
+
+
+async def run_summary(
+    store: Store, runs: RunStore, run_id: str, *, failures: int | None = None
+) -> dict[str, Any]:
+    """Return a run's summary: config, state, counts, timings, tokens, failures."""
+    record = await runs.get_run(run_id)
+    if record is None:
+        raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+    counts = await runs.counts(run_id)
+    sessions = await runs.sessions(run_id)
+    failed = await runs.items(run_id, "failed")
+    shown = failed if failures is None else failed[:failures]
+    config = record.config
+    return {
+        "run_id": run_id,
+        "status": run_state(record, counts, sessions),
+        "created": record.created,
+        "updated": record.updated,
+        "model": config.get("model"),
+        "options": config.get("options"),
+        "inputs": config.get("inputs"),
+        "out": config.get("out"),
+        "concurrency": config.get("concurrency"),
+        **counts.as_dict(),
+        "remaining": counts.remaining,
+        "seconds": round(sum(s.seconds for s in sessions), 3),
+        "sessions": [dataclasses.asdict(s) for s in sessions],
+        "call_log": await store.call_counts(run_id),
+        "failures": [
+            {
+                "source": item.source,
+                "id": item.article_id,
+                "reason": item.reason,
+                "attempts": item.attempts,
+            }
+            for item in shown
+        ],
+    }
+
+
+async def list_runs(settings: Settings) -> list[dict[str, Any]]:
+    """Return every run with its counts, newest first."""
+    async with open_store(settings) as store:
+        runs = open_run_store(store)
+        listed = []
+        for record in await runs.list_runs():
+            summary = await run_summary(store, runs, record.run_id, failures=0)
+            summary.pop("sessions")
+            summary.pop("failures")
+            listed.append(summary)
+        return listed
+
+
+async def show_run(settings: Settings, run_id: str) -> dict[str, Any]:
+    """Return one run's summary with all its failures.
+
+    Raises:
+        NotFound: No run has this id.
+    """
+    async with open_store(settings) as store:
+        return await run_summary(store, open_run_store(store), run_id)

@@ -1,0 +1,214 @@
+"""Guideline corpora: add documents (with summaries written at ingest), list, show."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
+from veriscribe.errors import InputError, NotFound, VeriscribeError
+from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.qa.summarize_sections import (
+    BatchResult,
+    batches,
+    summarize_sections,
+)
+from veriscribe.service.common import open_store
+from veriscribe.settings import Settings
+from veriscribe.store import corpora as db
+from veriscribe.store.db import Store
+
+Stage = Literal["read", "store", "summarize"]
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """A step of adding documents to a corpus, for a progress display."""
+
+    stage: Stage
+    done: int
+    total: int
+    detail: str = ""
+
+
+ProgressFn = Callable[[IngestProgress], None]
+
+
+@dataclass
+class IngestReport:
+    """What ``corpus add`` did."""
+
+    corpus: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    sections: int = 0
+    summaries: dict[str, int] = field(default_factory=dict)
+    model: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the report as a JSON object."""
+        return {
+            "corpus": self.corpus,
+            "added": self.added,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "sections": self.sections,
+            "summaries": self.summaries,
+            "model": self.model,
+            "usage": self.usage.as_dict(),
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def _check_name(name: str) -> None:
+    if not name.strip() or any(ch in name for ch in ":/\\") or name != name.strip():
+        raise InputError(
+            f"invalid corpus name {name!r}: use letters, digits, '-', '_' or '.'"
+        )
+
+
+def read_documents(
+    paths: Sequence[Path], skipped: list[dict[str, str]]
+) -> list[GuidelineDoc]:
+    """Read guideline documents from files and directories, doc ids made unique."""
+    docs: list[GuidelineDoc] = []
+    seen: set[str] = set()
+
+    def skip(path: Path, error: InputError) -> None:
+        skipped.append({"path": str(path), "reason": error.user_message})
+
+    for path in paths:
+        for doc in read_guideline_path(path, on_error=skip):
+            wanted, suffix = doc.doc_id, 2
+            while doc.doc_id in seen:
+                doc.doc_id = f"{wanted}-{suffix}"
+                suffix += 1
+            for section in doc.sections:
+                section.doc_id = doc.doc_id
+            seen.add(doc.doc_id)
+            docs.append(doc)
+    return docs
+
+
+async def add_corpus(
+    settings: Settings,
+    name: str,
+    paths: Sequence[Path],
+    *,
+    model: str | None = None,
+    on_progress: ProgressFn | None = None,
+) -> IngestReport:
+    """Add guideline documents to a corpus (created if new) and summarise new sections.
+
+    Unchanged documents are left as they are. Summaries are stored batch by batch, so
+    an interrupted ingest resumes where it stopped when run again.
+    """
+    _check_name(name)
+    report = IngestReport(corpus=name)
+    started = time.perf_counter()
+
+    def progress(stage: Stage, done: int, total: int, detail: str = "") -> None:
+        if on_progress is not None:
+            on_progress(IngestProgress(stage, done, total, detail))
+
+    progress("read", 0, len(paths))
+    docs = read_documents(paths, report.skipped)
+    progress("read", len(paths), len(paths))
+    async with open_store(settings) as store:
+        await db.ensure_corpus(store, name)
+        for done, doc in enumerate(docs, start=1):
+            before = await db.document_hash(store, name, doc.doc_id)
+            stored = await db.store_document(store, name, doc)
+            if not stored.changed:
+                report.unchanged.append(doc.doc_id)
+            elif before is None:
+                report.added.append(doc.doc_id)
+            else:
+                report.changed.append(doc.doc_id)
+            report.sections += stored.sections
+            progress("store", done, len(docs), doc.doc_id)
+        pending = await db.pending_sections(store, name)
+        if pending:
+            llm = make_llm(model or settings.model, settings, store)
+            report.model = llm.label
+            await _summarize(store, llm, name, pending, report, progress)
+        counts: dict[str, int] = {}
+        for section in await db.sections(store, name):
+            source = section.summary_source or "missing"
+            counts[source] = counts.get(source, 0) + 1
+        report.summaries = counts
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def _summarize(
+    store: Store,
+    llm: LLM,
+    corpus: str,
+    pending: list[db.SectionRow],
+    report: IngestReport,
+    progress: Callable[[Stage, int, int, str], None],
+) -> None:
+    total = len(pending)
+    done = 0
+    progress("summarize", 0, total, "")
+
+    async def one(batch: list[db.SectionRow]) -> BatchResult:
+        attempt = 0
+        while True:
+            try:
+                return await summarize_sections(llm, batch)
+            except VeriscribeError as exc:
+                attempt += 1
+                if not exc.retryable or attempt > llm.settings.retries:
+                    raise
+                await asyncio.sleep(min(2.0**attempt, 30.0))
+
+    async def run(batch: list[db.SectionRow]) -> None:
+        nonlocal done
+        result = await one(batch)
+        await db.set_summaries(store, corpus, result.updates)
+        report.usage = report.usage + result.usage
+        done += len(batch)
+        progress("summarize", done, total, batch[-1].key)
+
+    # The client's semaphore bounds how many calls are in flight at once.
+    await asyncio.gather(*(run(batch) for batch in batches(pending)))
+
+
+async def list_corpora(settings: Settings) -> list[db.CorpusInfo]:
+    """Return every corpus with its size."""
+    async with open_store(settings) as store:
+        return await db.list_corpora(store)
+
+
+async def show_corpus(settings: Settings, name: str) -> dict[str, Any]:
+    """Return a corpus's documents and sections (``corpus show --json``)."""
+    async with open_store(settings) as store:
+        await require_corpus(store, name)
+        docs = await db.documents(store, name)
+        rows = await db.sections(store, name)
+    return {
+        "name": name,
+        "documents": [doc.as_dict() for doc in docs],
+        "sections": [row.as_dict() for row in rows],
+    }
+
+
+async def require_corpus(store: Store, name: str) -> None:
+    """Raise NotFound unless the corpus exists and holds sections."""
+    if not await db.corpus_exists(store, name):
+        raise NotFound(
+            f"no corpus named {name!r}; add documents with "
+            f"`veriscribe corpus add {name} PATH...`"
+        )

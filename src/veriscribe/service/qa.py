@@ -1,0 +1,318 @@
+"""Cited answers: ask a corpus, check any answer, chat; each run a checkpointed thread."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from veriscribe.checks.markers import parse_markers
+from veriscribe.errors import InputError
+from veriscribe.graphs.cited_qa import build_cited_qa_graph
+from veriscribe.llm.client import LLM, call_scope
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Turn, turn_input
+from veriscribe.service.common import open_store
+from veriscribe.service.corpora import require_corpus
+from veriscribe.settings import Settings
+from veriscribe.store import corpora as db
+from veriscribe.store.db import Store
+
+OnStage = Callable[[str, dict[str, Any]], None]
+"""Called after each graph step with the node's name and its state update."""
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+def _digest(*parts: object) -> str:
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+async def compiled_graph(store: Store, max_attempts: int = 3) -> Graph:
+    """Compile the cited-QA graph with a checkpointer over the store's connection."""
+    saver = AsyncSqliteSaver(store.conn)
+    await saver.setup()
+    return build_cited_qa_graph(max_attempts).compile(checkpointer=saver)
+
+
+async def _usage(store: Store, thread_id: str, since: float) -> dict[str, int]:
+    async with store.conn.execute(
+        "SELECT COALESCE(SUM(outcome != 'cached'), 0), COALESCE(SUM(outcome = 'cached'), 0),"
+        " COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(output_tokens), 0) "
+        "FROM llm_calls WHERE thread_id = ? AND at >= ?",
+        (thread_id, since),
+    ) as cur:
+        row = await cur.fetchone()
+    calls, cached, prompt, output = row if row else (0, 0, 0, 0)
+    return {
+        "calls": int(calls),
+        "prompt_tokens": int(prompt),
+        "output_tokens": int(output),
+        "cached_calls": int(cached),
+    }
+
+
+async def run_thread(
+    store: Store,
+    graph: Graph,
+    deps: QADeps,
+    thread_id: str,
+    graph_input: QAState,
+    *,
+    reuse: bool = True,
+    on_stage: OnStage | None = None,
+) -> dict[str, Any]:
+    """Run one question (or answer check) on a thread; resume or reuse what it holds.
+
+    An interrupted run of the same thread resumes from its last checkpoint; with
+    ``reuse`` a finished one is returned as it is, without running again.
+    """
+    started = time.perf_counter()
+    since = time.time()
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id},
+        "max_concurrency": deps.llm.settings.concurrency if deps.llm else 4,
+    }
+    snapshot = await graph.aget_state(config)
+    finished = bool(snapshot.values.get("result")) and not snapshot.next
+    same_turn = snapshot.values.get("question") == graph_input.get("question")
+    reused = reuse and finished
+    if not reused:
+        resume = bool(snapshot.next) and same_turn
+        token = call_scope.set((None, thread_id))
+        try:
+            async for update in graph.astream(
+                None if resume else graph_input,
+                config,
+                context=deps,
+                stream_mode="updates",
+            ):
+                if on_stage is not None:
+                    for node, change in update.items():
+                        on_stage(node, change if isinstance(change, dict) else {})
+        finally:
+            call_scope.reset(token)
+        snapshot = await graph.aget_state(config)
+    result = dict(snapshot.values.get("result") or {})
+    result["thread_id"] = thread_id
+    result["reused"] = reused
+    result["usage"] = await _usage(store, thread_id, since)
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def _decorate(
+    result: dict[str, Any], corpus: str, options: QAOptions, llm: LLM | None
+) -> dict[str, Any]:
+    result["corpus"] = corpus
+    result["model"] = llm.label if llm else None
+    result["options"] = {
+        "retriever": options.retriever,
+        "k": options.k,
+        "window": options.window,
+        "judge": options.judge,
+        "all_claims": options.all_claims,
+        "samples": options.samples,
+    }
+    return result
+
+
+async def ask(
+    settings: Settings,
+    corpus: str,
+    question: str,
+    *,
+    options: QAOptions | None = None,
+    model: str | None = None,
+    on_stage: OnStage | None = None,
+) -> dict[str, Any]:
+    """Answer a question from a corpus with checked verbatim citations."""
+    if not question.strip():
+        raise InputError("the question is empty")
+    opts = options or QAOptions()
+    async with open_store(settings) as store:
+        await require_corpus(store, corpus)
+        llm = make_llm(model or settings.model, settings, store)
+        version = await db.corpus_version(store, corpus)
+        tid = "qa:" + _digest(corpus, version, question, opts.key(), llm.label)
+        graph = await compiled_graph(store, llm.settings.retries + 1)
+        deps = QADeps(store=store, llm=llm, options=opts)
+        result = await run_thread(
+            store, graph, deps, tid, turn_input("ask", corpus, question), on_stage=on_stage
+        )
+        return _decorate(result, corpus, opts, llm)
+
+
+def cited_sections(answer: str) -> list[str]:
+    """Return the keys of the sections an answer's markers cite, in order."""
+    keys = [db.section_key(m.doc_id, m.section_id) for m in parse_markers(answer)]
+    return list(dict.fromkeys(keys))
+
+
+async def verify_answer(
+    answer: str,
+    *,
+    corpus: str,
+    question: str = "",
+    k: int = 1,
+    judge: bool = True,
+    all_claims: bool = False,
+    read_set: Sequence[str] | None = None,
+    model: str | None = None,
+    settings: Settings | None = None,
+    on_stage: OnStage | None = None,
+) -> dict[str, Any]:
+    """Check an answer that carries ``{{cite:doc:section|quote}}`` markers.
+
+    Runs the tail of the cited-QA graph (filter claims, verify, judge, recover,
+    present) and returns the same fields as ``ask``.
+
+    Args:
+        answer: The answer text with its citation markers.
+        corpus: The corpus whose sections the markers cite.
+        question: The question the answer answers (shown to the judge), if known.
+        k: The attribution window.
+        judge: Run the support judge and recovery; without it only the deterministic
+            checks run (claim units, coverage, verbatim tiers).
+        all_claims: Treat every sentence as a claim instead of asking the model.
+            With ``judge=False`` too, no model is needed at all.
+        read_set: The section keys (``doc:section``) the answer was written from,
+            searched by recovery; default: the sections the answer cites.
+        model: Model SPEC (default: the configured one).
+        settings: Settings (default: from the environment).
+        on_stage: Progress callback.
+    """
+    settings = settings or Settings()
+    if not answer.strip():
+        raise InputError("the answer to verify is empty")
+    if k < 0:
+        raise InputError("the attribution window k must be 0 or more")
+    options = QAOptions(window=k, judge=judge, all_claims=all_claims)
+    async with open_store(settings) as store:
+        await require_corpus(store, corpus)
+        needs_model = judge or not all_claims
+        llm = make_llm(model or settings.model, settings, store) if needs_model else None
+        keys = list(read_set) if read_set is not None else cited_sections(answer)
+        found = await db.get_sections(store, corpus, keys)
+        keys = [key for key in keys if key in found]
+        version = await db.corpus_version(store, corpus)
+        tid = "verify:" + _digest(
+            corpus, version, answer, question, keys, options.key(),
+            llm.label if llm else None,
+        )
+        graph = await compiled_graph(store, (llm.settings.retries + 1) if llm else 1)
+        deps = QADeps(store=store, llm=llm, options=options)
+        graph_input = turn_input(
+            "verify", corpus, question, answer=answer, read_set=keys
+        )
+        result = await run_thread(
+            store, graph, deps, tid, graph_input, on_stage=on_stage
+        )
+        return _decorate(result, corpus, options, llm)
+
+
+class ChatSession:
+    """A multi-turn chat over a corpus; its history lives in the checkpointer."""
+
+    def __init__(
+        self,
+        store: Store,
+        graph: Graph,
+        deps: QADeps,
+        corpus: str,
+        session_id: str,
+    ) -> None:
+        self.store = store
+        self.graph = graph
+        self.deps = deps
+        self.corpus = corpus
+        self.session_id = session_id
+        self.thread_id = f"chat:{corpus}:{session_id}"
+        self.last: dict[str, Any] | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        settings: Settings,
+        corpus: str,
+        *,
+        session_id: str | None = None,
+        options: QAOptions | None = None,
+        model: str | None = None,
+    ) -> AsyncIterator[ChatSession]:
+        """Open a chat (a new one, or the one named ``session_id`` to resume it)."""
+        async with open_store(settings) as store:
+            await require_corpus(store, corpus)
+            llm = make_llm(model or settings.model, settings, store)
+            graph = await compiled_graph(store, llm.settings.retries + 1)
+            deps = QADeps(store=store, llm=llm, options=options or QAOptions())
+            session = cls(store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8])
+            snapshot = await graph.aget_state(
+                {"configurable": {"thread_id": session.thread_id}}
+            )
+            if snapshot.values.get("result"):
+                session.last = _decorate(
+                    dict(snapshot.values["result"]), corpus, deps.options, llm
+                )
+            yield session
+
+    async def history(self) -> list[Turn]:
+        """Return the questions and answers of this chat so far."""
+        snapshot = await self.graph.aget_state(
+            {"configurable": {"thread_id": self.thread_id}}
+        )
+        return list(snapshot.values.get("history", []))
+
+    async def ask(self, question: str, on_stage: OnStage | None = None) -> dict[str, Any]:
+        """Answer the next question of the chat."""
+        if not question.strip():
+            raise InputError("the question is empty")
+        result = await run_thread(
+            self.store,
+            self.graph,
+            self.deps,
+            self.thread_id,
+            turn_input("ask", self.corpus, question),
+            reuse=False,
+            on_stage=on_stage,
+        )
+        self.last = _decorate(result, self.corpus, self.deps.options, self.deps.llm)
+        return self.last
+
+    async def sources(self) -> list[dict[str, Any]]:
+        """Return the sections read for the last answer, with the quotes cited from each."""
+        if self.last is None:
+            return []
+        keys = self.last.get("read_set", [])
+        rows = await self.deps.sections(self.corpus, keys)
+        quotes: dict[str, list[dict[str, Any]]] = {}
+        for citation in self.last.get("citations", []):
+            key = db.section_key(citation["doc_id"], citation["section_id"])
+            quotes.setdefault(key, []).append(citation)
+        return [
+            {
+                "key": key,
+                "title": rows[key].title if key in rows else "",
+                "number": rows[key].number if key in rows else "",
+                "chars": rows[key].chars if key in rows else 0,
+                "summary": rows[key].summary if key in rows else None,
+                "citations": quotes.get(key, []),
+            }
+            for key in keys
+        ]
+
+
+def with_options(options: QAOptions, **changes: Any) -> QAOptions:
+    """Return options with the given non-None fields replaced."""
+    return replace(options, **{k: v for k, v in changes.items() if v is not None})

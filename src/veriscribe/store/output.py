@@ -1,0 +1,183 @@
+"""The results file of a batch: one JSON line per finished item.
+
+The file never holds a partial line or a duplicate, whatever interrupts the writer.
+The database is the record of a run; the file is its projection. A line is appended only
+after the item's outcome is committed to the database, in one ``write`` followed by
+``fsync``. So after any crash the file holds at most one partial line, at its end, and
+lacks at most the lines of items committed just before the crash. :meth:`ResultsFile.sync`
+repairs both when a run starts or resumes: it cuts the partial tail, drops lines of items
+that are no longer finished (a failed item retried) and duplicates, and appends the
+missing lines from the database. Lines are keyed by the item's ``source``.
+
+The functions here block on file I/O: call them from a thread in async code.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from veriscribe.errors import InputError
+
+KEY = "source"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a results file holds."""
+
+    lines: list[tuple[str, int, int]]  # (item key, start offset, end offset)
+    valid_end: int  # offset after the last complete line
+    size: int
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What :meth:`ResultsFile.sync` changed."""
+
+    kept: int
+    appended: int
+    dropped: int
+    cut_bytes: int
+
+    def as_dict(self) -> dict[str, int]:
+        """Return the report as a plain dict."""
+        return {
+            "kept": self.kept,
+            "appended": self.appended,
+            "dropped": self.dropped,
+            "cut_bytes": self.cut_bytes,
+        }
+
+
+@contextmanager
+def _locked(handle: BinaryIO) -> Iterator[None]:
+    # Two processes writing the same file take turns line batch by line batch.
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class ResultsFile:
+    """The JSON-lines output of one run."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.present: set[str] = set()
+
+    def scan(self) -> Scan:
+        """Read the file's complete lines; refuse a file that holds another run's lines.
+
+        Raises:
+            InputError: A complete line that is not a result of this run.
+        """
+        if not self.path.exists():
+            return Scan([], 0, 0)
+        data = self.path.read_bytes()
+        valid_end = data.rfind(b"\n") + 1
+        lines: list[tuple[str, int, int]] = []
+        start = 0
+        for number, raw in enumerate(data[:valid_end].split(b"\n")[:-1], start=1):
+            end = start + len(raw) + 1
+            if raw.strip():
+                lines.append((self._key(raw, number), start, end))
+            start = end
+        return Scan(lines, valid_end, len(data))
+
+    def _key(self, raw: bytes, number: int) -> str:
+        try:
+            item = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            item = None
+        if (
+            not isinstance(item, dict)
+            or item.get("run_id") != self.run_id
+            or not isinstance(item.get(KEY), str)
+        ):
+            raise InputError(
+                f"{self.path} line {number} is not a result of run {self.run_id}: "
+                "write to another --out file"
+            )
+        return str(item[KEY])
+
+    def sync(self, final: set[str], stored: Mapping[str, str]) -> SyncReport:
+        """Make the file hold exactly one line per finished item.
+
+        Args:
+            final: Keys of the items that are finished (done or failed) now.
+            stored: The stored lines of (at least) the finished items that an earlier
+                :meth:`scan` did not find in the file.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "ab") as handle, _locked(handle):
+            scan = self.scan()
+            keep: list[tuple[str, int, int]] = []
+            seen: set[str] = set()
+            for key, start, end in scan.lines:
+                if key in final and key not in seen:
+                    keep.append((key, start, end))
+                    seen.add(key)
+            # In the order the database gives (when the items finished).
+            missing = [key for key in stored if key in final and key not in seen]
+            new = [_line(stored[key]) for key in missing]
+            dropped = len(scan.lines) - len(keep)
+            cut = scan.size - scan.valid_end
+            if dropped:
+                self._rewrite(keep, new)
+            else:
+                if cut:
+                    os.truncate(self.path, scan.valid_end)
+                if new:
+                    handle.write(b"".join(new))
+                    handle.flush()
+                os.fsync(handle.fileno())
+        self.present = seen | set(missing)
+        return SyncReport(len(keep), len(new), dropped, cut)
+
+    def _rewrite(self, keep: list[tuple[str, int, int]], new: list[bytes]) -> None:
+        data = self.path.read_bytes()
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with open(temporary, "wb") as out:
+            for _, start, end in keep:
+                out.write(data[start:end])
+            out.write(b"".join(new))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, self.path)
+        _fsync_dir(self.path.parent)
+
+    def append(self, lines: Sequence[tuple[str, str]]) -> int:
+        """Append the lines of items not in the file yet; return how many were written."""
+        new = [(key, _line(text)) for key, text in lines if key not in self.present]
+        if not new:
+            return 0
+        with open(self.path, "ab") as handle, _locked(handle):
+            # One write per batch: a crash leaves at most a partial last line.
+            handle.write(b"".join(data for _, data in new))
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.present.update(key for key, _ in new)
+        return len(new)
+
+
+def _line(text: str) -> bytes:
+    if "\n" in text:
+        raise ValueError("a result line must not contain a newline")
+    return text.encode("utf-8") + b"\n"

@@ -1,0 +1,125 @@
+"""A small guideline corpus and a scripted model that plays every cited-QA prompt."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fakes import Reply, ScriptedChatModel, scripted_llm
+
+from veriscribe.documents.guidelines import read_guideline_path
+from veriscribe.llm.client import LLM
+from veriscribe.store import corpora
+from veriscribe.store.db import Store
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GUIDELINE = FIXTURES / "guidelines" / "hypertension.md"
+CORPUS = "htn"
+
+DIAGNOSIS = "hypertension:diagnosis"
+LIFESTYLE = "hypertension:lifestyle"
+DRUGS = "hypertension:drug-treatment"
+HANDOUT = "hypertension:patient-handout"
+
+
+async def add_fixture_corpus(store: Store, name: str = CORPUS) -> None:
+    """Store the fixture guideline (its sections are short: no summaries needed)."""
+    await corpora.ensure_corpus(store, name)
+    for doc in read_guideline_path(GUIDELINE):
+        await corpora.store_document(store, name, doc)
+
+
+def cite(key: str, quote: str) -> str:
+    """Write a citation marker for a section key."""
+    doc_id, section_id = key.split(":", 1)
+    return f"{{{{cite:{doc_id}:{section_id}|{quote}}}}}"
+
+
+_CLAIM = re.compile(r"^Claim: (.*)$", re.MULTILINE)
+_REVIEW = re.compile(r"independent review (\d+)")
+_SENTENCES = re.compile(r"^\d+\. ", re.MULTILINE)
+
+
+def kind_of(prompt: str) -> str:
+    """Tell which cited-QA prompt a model call carries."""
+    if "Candidate sections:" in prompt:
+        return "retrieve"
+    if "Quotes already cited:" in prompt:
+        return "recover"
+    if "independent review" in prompt:
+        return "judge"
+    if "Guideline sections:" in prompt:
+        return "answer"
+    if prompt.rstrip().endswith("sentences, in order]}."):
+        return "claims"
+    raise AssertionError(f"unexpected prompt: {prompt[:300]!r}")
+
+
+@dataclass
+class Script:
+    """What the scripted model answers to each prompt of the graph.
+
+    ``verdicts`` maps a substring of a claim to the verdicts of its samples in order
+    (the last one repeats); ``recover`` maps a substring of a claim to the
+    ``(section_id, span)`` the recovery probe returns.
+    """
+
+    ids: list[str] = field(default_factory=lambda: [DIAGNOSIS, LIFESTYLE])
+    answer: str = ""
+    claims: Callable[[int], list[bool]] | None = None
+    verdicts: dict[str, list[str]] = field(default_factory=dict)
+    shortfall: str = "unsupported_addition"
+    recover: dict[str, tuple[str, str]] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+
+    def __call__(self, prompt: str, kwargs: dict[str, Any]) -> Reply:
+        kind = kind_of(prompt)
+        self.calls.append(kind)
+        if kind == "retrieve":
+            return json.dumps({"ids": self.ids})
+        if kind == "answer":
+            return json.dumps({"answer": self.answer})
+        if kind == "claims":
+            sentences = prompt.split("Sentences:", 1)[1].split("Reply as", 1)[0]
+            count = len(_SENTENCES.findall(sentences))
+            flags = self.claims(count) if self.claims else [True] * count
+            return json.dumps({"claims": flags})
+        if kind == "judge":
+            claim = _CLAIM.search(prompt)
+            review = _REVIEW.search(prompt)
+            assert claim and review
+            sample = int(review.group(1))
+            for needle, verdicts in self.verdicts.items():
+                if needle in claim.group(1):
+                    verdict = verdicts[min(sample, len(verdicts)) - 1]
+                    break
+            else:
+                verdict = "fully_supported"
+            shortfall = self.shortfall if verdict == "partially_supported" else "none"
+            return json.dumps({"verdict": verdict, "shortfall": shortfall})
+        claim_line = prompt.split("Claim: ", 1)[1].split("\n", 1)[0]
+        for needle, (section_id, span) in self.recover.items():
+            if needle in claim_line:
+                return json.dumps({"section_id": section_id, "span": span})
+        return json.dumps({"section_id": "", "span": ""})
+
+    def count(self, kind: str) -> int:
+        """Return how many calls of one kind were made."""
+        return sum(1 for c in self.calls if c == kind)
+
+
+def script_llm(script: Script, store: Store | None = None, **kwargs: Any) -> LLM:
+    """Wrap a script into veriscribe's LLM client."""
+    return scripted_llm(ScriptedChatModel(responder=script), store=store, **kwargs)
+
+
+def chat_calls(llm: LLM) -> Iterator[str]:
+    """Yield the prompt of each call the scripted model received."""
+    chat = llm.chat
+    assert isinstance(chat, ScriptedChatModel)
+    for prompt, _ in chat.calls:
+        yield prompt

@@ -1,0 +1,249 @@
+"""Batches of real development articles on the simulated backend."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from veriscribe.errors import ConfigError, InputError, VeriscribeError
+from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.service import batch as batch_module
+from veriscribe.service.batch import BatchProgress, default_run_id, run_batch
+from veriscribe.settings import Settings
+
+JATS = [
+    "plos__journal.pone.0008519.xml",
+    "plos__journal.pntd.0002570.xml",
+    "epmc__PMC4101712.xml",
+]
+
+
+def settings(tmp_path: Path, name: str = "v.sqlite") -> Settings:
+    return Settings(db=tmp_path / name)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8")
+    assert text == "" or text.endswith("\n")
+    return [json.loads(raw) for raw in text.splitlines()]
+
+
+def call_log(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        return dict(
+            conn.execute("SELECT outcome, COUNT(*) FROM llm_calls GROUP BY outcome")
+        )
+
+
+@pytest.fixture
+def inputs(shared_data: Path, tmp_path: Path) -> list[str]:
+    articles = shared_data / "articles"
+    bad_lines = tmp_path / "mixed.jsonl"
+    bad_lines.write_text(
+        json.dumps(
+            {
+                "article_id": "tiny-1",
+                "sections": [
+                    {
+                        "heading": "Methods",
+                        "text": "We enrolled 40 adults with asthma in a small trial.",
+                    }
+                ],
+            }
+        )
+        + "\n{not json\n"
+    )
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<article><body><sec><p>Unclosed</sec></body>")
+    return [
+        *(str(articles / "jats" / name) for name in JATS),
+        str(articles / "pcd.jsonl"),
+        str(bad_lines),
+        str(broken),
+        str(tmp_path / "missing.xml"),
+    ]
+
+
+EXPECTED_ITEMS = 3 + 11 + 2 + 1 + 1
+
+
+async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
+    inputs: list[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out.jsonl"
+    seen: list[BatchProgress] = []
+    summary = await run_batch(
+        settings(tmp_path),
+        inputs,
+        out,
+        AbstractOptions(),
+        model="sim:fail=0.2,seed=3",
+        concurrency=8,
+        on_progress=seen.append,
+        handle_signals=False,
+    )
+    results = lines(out)
+    assert len(results) == EXPECTED_ITEMS
+    assert len({r["source"] for r in results}) == EXPECTED_ITEMS
+    for result in results:
+        if "abstract" in result:
+            assert result["abstract"].strip(), result["source"]
+            assert "error" not in result
+        else:
+            assert result["error"].strip(), result["source"]
+    by_source = {r["source"]: r for r in results}
+    assert "invalid JSON" in by_source[f"{inputs[4]}:2"]["error"]
+    assert "malformed XML" in by_source[inputs[5]]["error"]
+    assert "no such file" in by_source[inputs[6]]["error"]
+    assert by_source[f"{inputs[4]}:1"]["id"] == "tiny-1"
+    assert summary["remaining"] == 0 and summary["status"] == "finished"
+    assert summary["done"] + summary["failed"] == EXPECTED_ITEMS
+    assert len(summary["failures"]) == summary["failed"] >= 3
+    assert all(f["reason"] for f in summary["failures"])
+    # The injected faults happened and were retried or recorded, not hidden.
+    log = call_log(tmp_path / "v.sqlite")
+    assert log.get("timeout", 0) + log.get("unavailable", 0) > 0
+    assert any(r.get("fallbacks") for r in results if "abstract" in r)
+    # The model's call limit was used fully and never exceeded.
+    assert max(p.calls_in_flight for p in seen) <= 8
+    assert seen[-1].calls_in_flight == 0 and seen[-1].stage == "finished"
+
+
+async def test_rerun_of_a_finished_configuration_makes_no_model_call(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    pcd = [str(shared_data / "articles" / "pcd.jsonl")]
+    cfg = settings(tmp_path)
+    db = tmp_path / "v.sqlite"
+    first = await run_batch(
+        cfg, pcd, tmp_path / "a.jsonl", AbstractOptions(), model="sim",
+        handle_signals=False,
+    )
+    made = call_log(db)["ok"]
+    assert first["session"]["calls"] == made > 0
+
+    # The same command: every item is done, nothing runs.
+    again = await run_batch(
+        cfg, pcd, tmp_path / "a.jsonl", AbstractOptions(), model="sim",
+        handle_signals=False,
+    )
+    assert again["session"]["calls"] == 0 and again["session"]["processed"] == 0
+    # Another run of the same configuration: the finished threads answer.
+    other = await run_batch(
+        cfg, pcd, tmp_path / "b.jsonl", AbstractOptions(), model="sim",
+        run_id="second", handle_signals=False,
+    )
+    assert other["session"]["calls"] == 0 and other["done"] == 11
+    # Even with the checkpoints gone, the response cache answers every call.
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM checkpoints")
+        conn.execute("DELETE FROM writes")
+    third = await run_batch(
+        cfg, pcd, tmp_path / "c.jsonl", AbstractOptions(), model="sim",
+        run_id="third", handle_signals=False,
+    )
+    assert third["session"]["calls"] == 0 and third["done"] == 11
+    assert call_log(db)["ok"] == made
+    assert call_log(db)["cached"] == made
+    abstracts = {
+        name: {r["source"]: r["abstract"] for r in lines(tmp_path / name)}
+        for name in ("a.jsonl", "b.jsonl", "c.jsonl")
+    }
+    assert abstracts["a.jsonl"] == abstracts["b.jsonl"] == abstracts["c.jsonl"]
+
+
+async def test_failed_items_are_retried_and_their_lines_replaced(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pcd = [str(shared_data / "articles" / "pcd.jsonl")]
+    real = batch_module.run_abstract
+    broken = {"10.5888/pcd21.230162"}
+
+    async def flaky(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        if args[2].id in broken:
+            raise VeriscribeError("server went away")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(batch_module, "run_abstract", flaky)
+    out = tmp_path / "out.jsonl"
+    cfg = settings(tmp_path)
+    first = await run_batch(
+        cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
+    )
+    assert first["failed"] == 1 and first["done"] == 10
+    (failure,) = first["failures"]
+    assert failure["reason"] == "server went away" and failure["attempts"] == 1
+    assert [r["error"] for r in lines(out) if "error" in r] == ["server went away"]
+
+    broken.clear()
+    second = await run_batch(
+        cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
+    )
+    assert second["failed"] == 0 and second["done"] == 11
+    assert second["session"]["processed"] == 1
+    results = lines(out)
+    assert len(results) == 11 and all("abstract" in r for r in results)
+
+
+async def test_output_file_is_repaired_from_the_database(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    pcd = [str(shared_data / "articles" / "pcd.jsonl")]
+    out = tmp_path / "out.jsonl"
+    cfg = settings(tmp_path)
+    await run_batch(cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False)
+    original = out.read_text().splitlines()
+    # Lose two lines, duplicate one, and leave half a line at the end.
+    out.write_text("\n".join([*original[2:], original[5]]) + "\n" + original[0][:40])
+    summary = await run_batch(
+        cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
+    )
+    repair = summary["session"]["output_repair"]
+    assert repair["dropped"] == 1 and repair["appended"] == 2 and repair["cut_bytes"]
+    assert summary["session"]["calls"] == 0
+    assert sorted(out.read_text().splitlines()) == sorted(original)
+
+
+async def test_a_run_id_of_another_configuration_is_refused(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    pcd = [str(shared_data / "articles" / "pcd.jsonl")]
+    cfg = settings(tmp_path)
+    await run_batch(
+        cfg, pcd, tmp_path / "o.jsonl", AbstractOptions(), model="sim",
+        run_id="mine", handle_signals=False,
+    )
+    with pytest.raises(ConfigError, match="runs resume mine"):
+        await run_batch(
+            cfg, pcd, tmp_path / "o.jsonl", AbstractOptions(split="sh"),
+            model="sim", run_id="mine", handle_signals=False,
+        )
+
+
+async def test_an_output_file_of_something_else_is_left_alone(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "notes.jsonl"
+    out.write_text('{"mine": true}\n')
+    with pytest.raises(InputError, match="another --out"):
+        await run_batch(
+            settings(tmp_path),
+            [str(shared_data / "articles" / "pcd.jsonl")],
+            out,
+            AbstractOptions(),
+            model="sim",
+            handle_signals=False,
+        )
+    assert out.read_text() == '{"mine": true}\n'
+
+
+def test_run_id_depends_on_inputs_options_and_model() -> None:
+    base = default_run_id(["/a.xml"], AbstractOptions(), "sim")
+    assert base == default_run_id(["/a.xml"], AbstractOptions(), "sim")
+    assert base != default_run_id(["/b.xml"], AbstractOptions(), "sim")
+    assert base != default_run_id(["/a.xml"], AbstractOptions(prompt="di"), "sim")
+    assert base != default_run_id(["/a.xml"], AbstractOptions(), "local")
