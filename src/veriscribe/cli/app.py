@@ -118,7 +118,7 @@ def abstract_options(
     choices = {
         "--split": (split, ("fs", "ns", "sh")),
         "--prompt": (prompt, ("bc", "di", "si", "si_cot")),
-        "--labeller": (labeller, ("llm", "classifier")),
+        "--labeller": (labeller, ("auto", "llm", "classifier")),
     }
     for flag, (value, allowed) in choices.items():
         if value not in allowed:
@@ -148,7 +148,7 @@ def abstract(
     prompt: PromptOpt = "bc",
     entities: EntitiesOpt = 0,
     lean: LeanOpt = False,
-    labeller: LabellerOpt = "llm",
+    labeller: LabellerOpt = "auto",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     json_out: JsonOpt = False,
@@ -237,7 +237,7 @@ def batch(
     prompt: PromptOpt = "bc",
     entities: EntitiesOpt = 0,
     lean: LeanOpt = False,
-    labeller: LabellerOpt = "llm",
+    labeller: LabellerOpt = "auto",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     quiet: QuietOpt = False,

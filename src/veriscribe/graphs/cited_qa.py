@@ -147,13 +147,9 @@ def build_cited_qa_graph(max_attempts: int = 3) -> StateGraph[QAState, QADeps]:
         "answer", route_after_answer, ["filter_claims", "present"]
     )
     graph.add_edge("filter_claims", "verify")
-    graph.add_conditional_edges(
-        "verify", route_after_verify, ["judge", "present"]
-    )
+    graph.add_conditional_edges("verify", route_after_verify, ["judge", "present"])
     graph.add_edge("judge", "join")
-    graph.add_conditional_edges(
-        "join", route_after_join, ["recover", "present"]
-    )
+    graph.add_conditional_edges("join", route_after_join, ["recover", "present"])
     graph.add_edge("recover", "present")
     graph.add_edge("present", END)
     return graph

@@ -76,8 +76,8 @@ _PLAIN_WORD_END: Final = re.compile(
 )
 _LIST_MARK: Final = re.compile(r"(?:^|[\s(])(?:\d{1,3}|[ivx]{1,4}|[a-z])\)")
 _CAPITAL_NEXT: Final = re.compile(r"\s+[A-Z]")
-_WINDOWS: Final = (400, 1200)
-_WINDOW_MARGIN: Final = 120
+_WINDOWS: Final = (300, 1200)
+_WINDOW_MARGIN: Final = 90
 
 
 @cache
@@ -112,7 +112,7 @@ def _plain_first_sentence(head: str) -> str | None:
 def _inside_quote_or_brackets(prefix: str) -> bool:
     # pysbd does not end a sentence inside quotes or brackets.
     return (
-        any(q in prefix for q in "\"\u201c\u2018\u00ab")
+        any(q in prefix for q in '"\u201c\u2018\u00ab')
         or prefix.count("(") != prefix.count(")")
         or prefix.count("[") != prefix.count("]")
     )

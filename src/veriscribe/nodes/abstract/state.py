@@ -19,7 +19,7 @@ from veriscribe.store.db import Store
 
 Split = Literal["fs", "ns", "sh"]
 PromptFamily = Literal["bc", "di", "si", "si_cot"]
-LabellerKind = Literal["llm", "classifier"]
+LabellerKind = Literal["auto", "llm", "classifier"]
 Stage = Literal["facets", "regroup"]
 Status = Literal["ok", "empty", "failed", "lead300"]
 
@@ -32,7 +32,7 @@ class AbstractOptions:
     prompt: PromptFamily = "bc"
     entities: int = 0
     lean: bool = False
-    labeller: LabellerKind = "llm"
+    labeller: LabellerKind = "auto"
 
     def key(self) -> str:
         """Return a short stable hash of the options."""
