@@ -106,7 +106,9 @@ LeanOpt = Annotated[
 LabellerOpt = Annotated[
     str,
     typer.Option(
-        "--labeller", help="First-sentence labeller for fs: llm or classifier."
+        "--labeller",
+        help="First-sentence labeller for fs: auto (the model, but the classifier "
+        "with the bundled embedded model), llm or classifier.",
     ),
 ]
 
