@@ -19,8 +19,8 @@ Then, when the embedded model is installed, whether parallel requests raise its 
 (4 short prompts at concurrency 1 vs 4).
 
 The articles are the development articles (JATS and pcd.jsonl) cycled to N, each copy with
-a distinct id and a copy mark in every paragraph, so no two prompts are the same and the
-response cache cannot answer for the model.
+a distinct id and a sentence "Copy <n>." closing every paragraph, so no two prompts are the
+same and the response cache cannot answer for the model.
 
 The last line reads ``efficiency=<x> speedup=<x> overhead_ms=<x> checkpoint_kib=<x>``.
 
@@ -74,7 +74,8 @@ def write_copies(base: list[Article], n: int, path: Path) -> None:
                 if not names or names[-1] != paragraph.top_section:
                     names.append(paragraph.top_section)
                     sections.append([])
-                sections[-1].append(f"{paragraph.text} (copy {i})")
+                # A sentence of its own: the copy differs, its sentences do not.
+                sections[-1].append(f"{paragraph.text} Copy {i}.")
             item = {
                 "article_id": f"{article.id}#{i}",
                 "title": article.title,
@@ -101,7 +102,8 @@ def checkpoint_bytes(db: Path) -> int:
             for table in CHECKPOINT_TABLES:
                 columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
                 lengths = " + ".join(f"COALESCE(LENGTH({c}), 0)" for c in columns)
-                total += conn.execute(f"SELECT SUM({lengths}) FROM {table}").fetchone()[0]
+                (size,) = conn.execute(f"SELECT SUM({lengths}) FROM {table}").fetchone()
+                total += size or 0
             return total
 
 
@@ -161,32 +163,40 @@ async def reference_run(
 
 
 async def local_parallelism() -> str:
-    """Return how much 4 parallel requests raise the embedded model's throughput."""
+    """Return how much 4 parallel requests raise the embedded model's throughput.
+
+    The first inferences after loading are slow (weights paged in), so one untimed
+    round comes first, and the two modes then alternate.
+    """
     from veriscribe.errors import VeriscribeError
+    from veriscribe.llm.client import LLM
 
     prompts = [
-        f"In one short sentence, name a symptom of disease number {i}." for i in range(4)
+        f"In one short sentence, name a symptom of disease number {i}."
+        for i in range(4)
     ]
+    llms: dict[int, LLM] = {}
     try:
-        settings = Settings()
-        settings.llm.cache = False
-        llm = make_llm("local", settings)
-        await llm.text("warm-up", "Say hello.", max_tokens=4)
+        for limit in (1, 4):
+            settings = Settings()
+            settings.llm.cache = False
+            settings.llm.concurrency = limit
+            llms[limit] = make_llm("local", settings)  # the loaded model is shared
+        for prompt in prompts:
+            await llms[1].text("warm-up", prompt, max_tokens=24)
     except (VeriscribeError, ImportError) as exc:
         return f"local: skipped ({exc})"
-    timings = {}
-    for limit in (1, 4):
-        llm.settings.concurrency = limit
-        llm._gate = None
+    timings: dict[int, list[float]] = {1: [], 4: []}
+    for limit in (1, 4, 1, 4):
         started = time.perf_counter()
         await asyncio.gather(
-            *(llm.text("bench", p, max_tokens=24) for p in prompts)
+            *(llms[limit].text("bench", p, max_tokens=24) for p in prompts)
         )
-        timings[limit] = time.perf_counter() - started
-    ratio = timings[1] / timings[4]
+        timings[limit].append(time.perf_counter() - started)
+    one, four = (sum(timings[k]) / 2 for k in (1, 4))
     return (
-        f"local: 4 prompts sequential {timings[1]:.1f}s, 4 in parallel "
-        f"{timings[4]:.1f}s: parallel throughput x{ratio:.2f}"
+        f"local: 4 prompts one at a time {one:.1f}s, 4 in parallel {four:.1f}s "
+        f"(mean of 2): parallel throughput x{one / four:.2f}"
     )
 
 
@@ -236,9 +246,7 @@ async def main() -> None:
         n_over = min(args.overhead_articles, args.articles)
         small = work / "overhead.jsonl"
         write_copies(base, n_over, small)
-        zero_seconds, zero = await batch_run(
-            work, "zero", small, 0.0, args.concurrency
-        )
+        zero_seconds, zero = await batch_run(work, "zero", small, 0.0, args.concurrency)
         overhead_ms = zero_seconds / n_over * 1000
         print(
             f"(c) zero latency: {n_over} articles, {zero['session']['calls']} calls "

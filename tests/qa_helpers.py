@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import Reply, ScriptedChatModel, scripted_llm
-
+from veriscribe.checks.markers import MARKER_RE
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.llm.client import LLM
 from veriscribe.store import corpora
@@ -37,6 +37,28 @@ def cite(key: str, quote: str) -> str:
     """Write a citation marker for a section key."""
     doc_id, section_id = key.split(":", 1)
     return f"{{{{cite:{doc_id}:{section_id}|{quote}}}}}"
+
+
+def as_sentences(answer: str) -> list[dict[str, str]]:
+    """Turn an answer written with markers into the answer model's reply fields."""
+    if answer.lower().startswith("not found"):
+        return []
+    items: list[dict[str, str]] = []
+    cursor = 0
+    for marker in MARKER_RE.finditer(answer):
+        items.append(
+            {
+                "sentence": answer[cursor : marker.start()].strip(),
+                "section_id": f"{marker['doc'].strip()}:{marker['section'].strip()}",
+                "quote": marker["quote"].strip(),
+            }
+        )
+        cursor = marker.end()
+    if answer[cursor:].strip():
+        items.append(
+            {"sentence": answer[cursor:].strip(), "section_id": "", "quote": ""}
+        )
+    return items
 
 
 _CLAIM = re.compile(r"^Claim: (.*)$", re.MULTILINE)
@@ -82,7 +104,7 @@ class Script:
         if kind == "retrieve":
             return json.dumps({"ids": self.ids})
         if kind == "answer":
-            return json.dumps({"answer": self.answer})
+            return json.dumps({"sentences": as_sentences(self.answer)})
         if kind == "claims":
             sentences = prompt.split("Sentences:", 1)[1].split("Reply as", 1)[0]
             count = len(_SENTENCES.findall(sentences))

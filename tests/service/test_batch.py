@@ -81,7 +81,7 @@ async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
         inputs,
         out,
         AbstractOptions(),
-        model="sim:fail=0.2,seed=3",
+        model="sim:latency=0.02,fail=0.2,seed=3",
         concurrency=8,
         on_progress=seen.append,
         handle_signals=False,
@@ -109,6 +109,7 @@ async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
     assert log.get("timeout", 0) + log.get("unavailable", 0) > 0
     assert any(r.get("fallbacks") for r in results if "abstract" in r)
     # The model's call limit was used fully and never exceeded.
+    assert summary["session"]["peak_calls_in_flight"] == 8
     assert max(p.calls_in_flight for p in seen) <= 8
     assert seen[-1].calls_in_flight == 0 and seen[-1].stage == "finished"
 
@@ -120,7 +121,11 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
     cfg = settings(tmp_path)
     db = tmp_path / "v.sqlite"
     first = await run_batch(
-        cfg, pcd, tmp_path / "a.jsonl", AbstractOptions(), model="sim",
+        cfg,
+        pcd,
+        tmp_path / "a.jsonl",
+        AbstractOptions(),
+        model="sim",
         handle_signals=False,
     )
     made = call_log(db)["ok"]
@@ -128,14 +133,23 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
 
     # The same command: every item is done, nothing runs.
     again = await run_batch(
-        cfg, pcd, tmp_path / "a.jsonl", AbstractOptions(), model="sim",
+        cfg,
+        pcd,
+        tmp_path / "a.jsonl",
+        AbstractOptions(),
+        model="sim",
         handle_signals=False,
     )
     assert again["session"]["calls"] == 0 and again["session"]["processed"] == 0
     # Another run of the same configuration: the finished threads answer.
     other = await run_batch(
-        cfg, pcd, tmp_path / "b.jsonl", AbstractOptions(), model="sim",
-        run_id="second", handle_signals=False,
+        cfg,
+        pcd,
+        tmp_path / "b.jsonl",
+        AbstractOptions(),
+        model="sim",
+        run_id="second",
+        handle_signals=False,
     )
     assert other["session"]["calls"] == 0 and other["done"] == 11
     # Even with the checkpoints gone, the response cache answers every call.
@@ -143,8 +157,13 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         conn.execute("DELETE FROM checkpoints")
         conn.execute("DELETE FROM writes")
     third = await run_batch(
-        cfg, pcd, tmp_path / "c.jsonl", AbstractOptions(), model="sim",
-        run_id="third", handle_signals=False,
+        cfg,
+        pcd,
+        tmp_path / "c.jsonl",
+        AbstractOptions(),
+        model="sim",
+        run_id="third",
+        handle_signals=False,
     )
     assert third["session"]["calls"] == 0 and third["done"] == 11
     assert call_log(db)["ok"] == made
@@ -214,13 +233,23 @@ async def test_a_run_id_of_another_configuration_is_refused(
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
     cfg = settings(tmp_path)
     await run_batch(
-        cfg, pcd, tmp_path / "o.jsonl", AbstractOptions(), model="sim",
-        run_id="mine", handle_signals=False,
+        cfg,
+        pcd,
+        tmp_path / "o.jsonl",
+        AbstractOptions(),
+        model="sim",
+        run_id="mine",
+        handle_signals=False,
     )
     with pytest.raises(ConfigError, match="runs resume mine"):
         await run_batch(
-            cfg, pcd, tmp_path / "o.jsonl", AbstractOptions(split="sh"),
-            model="sim", run_id="mine", handle_signals=False,
+            cfg,
+            pcd,
+            tmp_path / "o.jsonl",
+            AbstractOptions(split="sh"),
+            model="sim",
+            run_id="mine",
+            handle_signals=False,
         )
 
 
@@ -247,3 +276,35 @@ def test_run_id_depends_on_inputs_options_and_model() -> None:
     assert base != default_run_id(["/b.xml"], AbstractOptions(), "sim")
     assert base != default_run_id(["/a.xml"], AbstractOptions(prompt="di"), "sim")
     assert base != default_run_id(["/a.xml"], AbstractOptions(), "local")
+
+
+async def test_two_workers_share_a_run_without_doing_an_item_twice(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    import asyncio
+
+    pcd = [str(shared_data / "articles" / "pcd.jsonl")]
+    out = tmp_path / "out.jsonl"
+    cfg = settings(tmp_path)
+
+    def worker() -> Any:
+        return run_batch(
+            cfg,
+            pcd,
+            out,
+            AbstractOptions(),
+            model="sim:latency=0.02",
+            concurrency=2,
+            run_id="shared",
+            handle_signals=False,
+        )
+
+    first, second = await asyncio.gather(worker(), worker())
+    assert first["session"]["processed"] + second["session"]["processed"] == 11
+    assert first["session"]["processed"] > 0 and second["session"]["processed"] > 0
+    results = lines(out)
+    assert len(results) == len({r["source"] for r in results}) == 11
+    assert len(second["sessions"]) == 2
+    with sqlite3.connect(tmp_path / "v.sqlite") as conn:
+        attempts = [row[0] for row in conn.execute("SELECT attempts FROM run_items")]
+    assert attempts == [1] * 11

@@ -69,9 +69,7 @@ async def test_two_connections_claim_disjoint_items(tmp_path: Path) -> None:
                 await asyncio.sleep(0)
             return got
 
-        taken = await asyncio.gather(
-            *(drain(r, f"w{i}") for i, r in enumerate(runs))
-        )
+        taken = await asyncio.gather(*(drain(r, f"w{i}") for i, r in enumerate(runs)))
     finally:
         for store in stores:
             await store.close()

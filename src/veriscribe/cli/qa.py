@@ -81,7 +81,9 @@ def read_answer(source: str) -> GivenAnswer:
             return GivenAnswer(
                 answer=data["answer"],
                 question=str(data.get("question") or ""),
-                read_set=[str(k) for k in read_set] if isinstance(read_set, list) else None,
+                read_set=[str(k) for k in read_set]
+                if isinstance(read_set, list)
+                else None,
             )
     return GivenAnswer(answer=text)
 
@@ -217,13 +219,21 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         )
         if json_out:
             render.print_json(
-                run(qa_service.ask(settings, corpus, question, options=options, model=model))
+                run(
+                    qa_service.ask(
+                        settings, corpus, question, options=options, model=model
+                    )
+                )
             )
             return
         with render.qa_progress() as show:
             result = run(
                 qa_service.ask(
-                    settings, corpus, question, options=options, model=model,
+                    settings,
+                    corpus,
+                    question,
+                    options=options,
+                    model=model,
                     on_stage=show,
                 )
             )
@@ -263,7 +273,10 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             typer.Option("--question", help="The question the answer answers."),
         ] = None,
         k: Annotated[
-            int, typer.Option("--k", min=0, help="Attribution window (claims a marker credits).")
+            int,
+            typer.Option(
+                "--k", min=0, help="Attribution window (claims a marker credits)."
+            ),
         ] = 1,
         no_judge: NoJudgeOpt = False,
         all_claims: Annotated[

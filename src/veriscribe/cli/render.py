@@ -602,7 +602,9 @@ def ingest_report(report: dict[str, Any]) -> None:
     if sources:
         console.print(
             "summaries: "
-            + ", ".join(f"{count} {source}" for source, count in sorted(sources.items())),
+            + ", ".join(
+                f"{count} {source}" for source, count in sorted(sources.items())
+            ),
             highlight=False,
         )
     usage = report["usage"]
@@ -622,7 +624,9 @@ def ingest_report(report: dict[str, Any]) -> None:
 def corpora_table(rows: list[dict[str, Any]]) -> None:
     """List corpora with their sizes."""
     if not rows:
-        console.print("no corpora yet: add one with `veriscribe corpus add NAME PATH...`")
+        console.print(
+            "no corpora yet: add one with `veriscribe corpus add NAME PATH...`"
+        )
         return
     table = Table()
     for column in ("name", "documents", "sections", "characters", "summarised"):
@@ -647,7 +651,9 @@ def corpus_details(data: dict[str, Any], *, limit: int = 40) -> None:
         docs.add_row(doc["doc_id"], doc["title"], str(doc["sections"]), doc["source"])
     console.print(docs)
     sections = Table(
-        title=f"sections ({len(data['sections'])})", title_justify="left", show_lines=False
+        title=f"sections ({len(data['sections'])})",
+        title_justify="left",
+        show_lines=False,
     )
     for column in ("key", "number", "title", "chars", "summary"):
         sections.add_column(column, overflow="fold")
@@ -688,7 +694,9 @@ _NEXT_STAGE = {
 
 
 @contextmanager
-def qa_progress(first: str = "choosing sections") -> Iterator[Callable[[str, Any], None]]:
+def qa_progress(
+    first: str = "choosing sections",
+) -> Iterator[Callable[[str, Any], None]]:
     """Show which stage of checking an answer is running, on stderr."""
     judged = 0
     with err_console.status(f"{first}...") as status:
@@ -735,7 +743,7 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
     """Render a checked answer: numbered citations, quotes, claim badges, funnel."""
     if result.get("error"):
         err_console.print(Text(f"warning: {result['error']}", style="yellow"))
-    console.print(Text(result.get("answer_numbered") or result["answer"]))
+    console.print(Text((result.get("answer_numbered") or result["answer"]).strip()))
     console.print()
     if result["claims"]:
         table = Table(show_header=False, box=None, padding=(0, 1))
@@ -747,7 +755,9 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
             if numbers:
                 detail.append(" " + "".join(f"[{n}]" for n in numbers), style="dim")
             if claim["shortfall"]:
-                detail.append(f"  ({claim['shortfall'].replace('_', ' ')})", style="yellow")
+                detail.append(
+                    f"  ({claim['shortfall'].replace('_', ' ')})", style="yellow"
+                )
             if claim["recovered_quote"]:
                 where = claim["recovered_from"]
                 detail.append(

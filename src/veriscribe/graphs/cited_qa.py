@@ -53,9 +53,12 @@ def _retryable(exc: Exception) -> bool:
     return bool(getattr(exc, "retryable", False))
 
 
-def route_start(state: QAState) -> Literal["retrieve", "filter_claims"]:
+def route_start(state: QAState) -> Literal["retrieve", "filter_claims", "present"]:
     """Answer a question, or check a given answer (``verify``)."""
-    return "filter_claims" if state.get("mode") == "verify" else "retrieve"
+    if state.get("mode") != "verify":
+        return "retrieve"
+    # A given "not found" answer is reported as such, exactly as ask reports it.
+    return "present" if state.get("not_found") else "filter_claims"
 
 
 def route_after_answer(state: QAState) -> Literal["filter_claims", "present"]:
@@ -141,7 +144,9 @@ def build_cited_qa_graph(max_attempts: int = 3) -> StateGraph[QAState, QADeps]:
         retry_policy=retry,
     )
     graph.add_node("present", present)
-    graph.add_conditional_edges(START, route_start, ["retrieve", "filter_claims"])
+    graph.add_conditional_edges(
+        START, route_start, ["retrieve", "filter_claims", "present"]
+    )
     graph.add_edge("retrieve", "answer")
     graph.add_conditional_edges(
         "answer", route_after_answer, ["filter_claims", "present"]

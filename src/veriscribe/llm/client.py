@@ -210,10 +210,11 @@ class LLM:
         schema: dict[str, Any] | None,
         raw: str,
         usage: Usage,
+        key: str = "",
     ) -> None:
         if self.store is not None and self._caching():
             await self.store.cache_put(
-                self._key(messages, max_tokens, schema),
+                key or self._key(messages, max_tokens, schema),
                 CachedResponse(raw, usage.prompt_tokens, usage.output_tokens),
             )
 
@@ -277,7 +278,9 @@ class LLM:
             prompt_id, usage.prompt_tokens, usage.output_tokens, seconds, "ok"
         )
         if schema is None or _parses(raw, schema):
-            await self._cache_put(prompt_id, messages, max_tokens, schema, raw, usage)
+            await self._cache_put(
+                prompt_id, messages, max_tokens, schema, raw, usage, key
+            )
         return raw, usage, seconds
 
     async def _log(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from json_repair import repair_json
@@ -61,4 +63,11 @@ def parse_model(raw: str, schema: type[T]) -> T:
 
 def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """Return the JSON schema sent to backends that constrain decoding."""
+    # A copy: callers may hand it to client libraries that change what they get.
+    return copy.deepcopy(_schema_of(schema))
+
+
+@lru_cache(maxsize=128)
+def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    # Generating a schema costs far more than copying one, on every model call.
     return schema.model_json_schema()

@@ -118,7 +118,9 @@ async def dense_index(deps: QADeps, corpus: str) -> DenseIndex:
         encoder = minilm_encoder()
         rows = await deps.all_sections(corpus)
         index = DenseIndex(
-            encoder, [row.key for row in rows], [f"{row.title}\n{row.text}" for row in rows]
+            encoder,
+            [row.key for row in rows],
+            [f"{row.title}\n{row.text}" for row in rows],
         )
         deps.cache(name, index)
     result: DenseIndex = index

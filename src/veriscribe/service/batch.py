@@ -57,7 +57,7 @@ from veriscribe.service.abstracts import (
 )
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
-from veriscribe.store.articles import article_key, get_article, put_articles
+from veriscribe.store.articles import get_article, put_articles
 from veriscribe.store.db import Store
 from veriscribe.store.output import ResultsFile, SyncReport
 from veriscribe.store.runs import (
@@ -154,6 +154,7 @@ class CallMeter(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self.in_flight = 0
+        self.peak = 0
         self.prompt_tokens = 0
         self.output_tokens = 0
 
@@ -167,6 +168,7 @@ class CallMeter(BaseCallbackHandler):
     ) -> None:
         """Count a call that starts."""
         self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         """Count a call that ended and its tokens."""
@@ -306,6 +308,7 @@ class BatchRunner:
         self.lines: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
         self.started = time.perf_counter()
         self.graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self.checkpoints: Store | None = None
         self.output_report: SyncReport | None = None
 
     # ----------------------------------------------------------------- registering
@@ -315,10 +318,22 @@ class BatchRunner:
         seq = 0
         seen: set[str] = set()
         items: list[NewItem] = []
-        articles: list[Article] = []
+        articles: list[tuple[int, Article]] = []
 
         async def flush() -> None:
-            await put_articles(self.store, articles)
+            keys = await put_articles(self.store, [a for _, a in articles])
+            for (number, article), key in zip(articles, keys, strict=True):
+                weight = sum(len(p.text) for p in article.paragraphs)
+                items.append(
+                    NewItem(
+                        article.source,
+                        number,
+                        article.source,
+                        article.id,
+                        key,
+                        weight=weight,
+                    )
+                )
             await self.runs.put_items(self.run_id, items)
             articles.clear()
             items.clear()
@@ -365,22 +380,11 @@ class BatchRunner:
                             failed(item.source, item.id, "no body paragraph")
                         elif item.source not in seen:
                             seen.add(item.source)
-                            articles.append(item)
-                            weight = sum(len(p.text) for p in item.paragraphs)
-                            items.append(
-                                NewItem(
-                                    item.source,
-                                    seq,
-                                    item.source,
-                                    item.id,
-                                    article_key(item),
-                                    weight=weight,
-                                )
-                            )
+                            articles.append((seq, item))
                             seq += 1
                 except InputError as exc:
                     failed(str(path), None, exc.user_message)
-                if len(items) >= REGISTER_CHUNK:
+                if len(items) + len(articles) >= REGISTER_CHUNK:
                     await flush()
         await flush()
 
@@ -447,14 +451,16 @@ class BatchRunner:
         if claim.doc_key is None:
             return {}
         tid = thread_id(claim.doc_key, self.options, self.llm)
-        async with self.store.conn.execute(
-            "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) FROM llm_calls "
-            "WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
-            (self.run_id, tid),
-        ) as cur:
-            row = await cur.fetchone()
-        if row is None:
+        rows = list(
+            await self.store.conn.execute_fetchall(
+                "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
+                "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
+                (self.run_id, tid),
+            )
+        )
+        if not rows:
             return {}
+        row = rows[0]
         return {
             "calls": int(row[0] or 0),
             "prompt_tokens": int(row[1] or 0),
@@ -570,8 +576,11 @@ class BatchRunner:
         self.progress.total = counts.total
         self.progress.done = counts.done
         self.progress.failed = counts.failed
+        # The checkpointer gets a connection of its own: its lock then orders all
+        # its reads and writes, and its traffic runs beside the call log's.
+        self.checkpoints = await Store.open(self.store.path)
         self.graph = compiled_graph(
-            await checkpointer(self.store), self.llm.settings.retries + 1
+            await checkpointer(self.checkpoints), self.llm.settings.retries + 1
         )
         self.llm.chat.callbacks = [self.meter]
         await self.runs.start_session(self.run_id, self.worker)
@@ -599,6 +608,8 @@ class BatchRunner:
             if outcome == "finished" and self.stopping.is_set():
                 outcome = "interrupted"
             await self.runs.end_session(self.run_id, self.worker, outcome)
+            if self.checkpoints is not None:
+                await self.checkpoints.close()
             if counts.remaining == 0:
                 await self.runs.set_status(self.run_id, "finished")
             elif outcome != "finished":
@@ -612,6 +623,8 @@ class BatchRunner:
             "outcome": outcome,
             "processed": self.progress.finished_now,
             "calls": self.llm.calls_made,
+            "call_limit": self.llm.settings.concurrency,
+            "peak_calls_in_flight": self.meter.peak,
             "prompt_tokens": self.meter.prompt_tokens,
             "output_tokens": self.meter.output_tokens,
             "seconds": round(time.perf_counter() - self.started, 3),

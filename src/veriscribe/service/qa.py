@@ -20,7 +20,9 @@ from veriscribe.errors import InputError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.llm.client import LLM, call_scope
 from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.qa.answer import is_not_found
 from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Turn, turn_input
+from veriscribe.prompts import load_prompt
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
@@ -31,6 +33,14 @@ OnStage = Callable[[str, dict[str, Any]], None]
 """Called after each graph step with the node's name and its state update."""
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+QA_PROMPTS = ("retrieve", "answer", "claims", "judge", "recover")
+
+
+def prompts_version() -> str:
+    """Return a digest of the graph's prompts: a changed prompt means a new thread."""
+    return _digest(*(load_prompt("qa", name).id for name in QA_PROMPTS))[:8]
 
 
 def _digest(*parts: object) -> str:
@@ -84,7 +94,9 @@ async def run_thread(
         "max_concurrency": deps.llm.settings.concurrency if deps.llm else 4,
     }
     snapshot = await graph.aget_state(config)
-    finished = bool(snapshot.values.get("result")) and not snapshot.next
+    stored = snapshot.values.get("result") or {}
+    # A run whose answer failed is tried again rather than reused.
+    finished = bool(stored) and not stored.get("error") and not snapshot.next
     same_turn = snapshot.values.get("question") == graph_input.get("question")
     reused = reuse and finished
     if not reused:
@@ -144,11 +156,18 @@ async def ask(
         await require_corpus(store, corpus)
         llm = make_llm(model or settings.model, settings, store)
         version = await db.corpus_version(store, corpus)
-        tid = "qa:" + _digest(corpus, version, question, opts.key(), llm.label)
+        tid = "qa:" + _digest(
+            corpus, version, question, opts.key(), llm.label, prompts_version()
+        )
         graph = await compiled_graph(store, llm.settings.retries + 1)
         deps = QADeps(store=store, llm=llm, options=opts)
         result = await run_thread(
-            store, graph, deps, tid, turn_input("ask", corpus, question), on_stage=on_stage
+            store,
+            graph,
+            deps,
+            tid,
+            turn_input("ask", corpus, question),
+            on_stage=on_stage,
         )
         return _decorate(result, corpus, opts, llm)
 
@@ -201,19 +220,31 @@ async def verify_answer(
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
         needs_model = judge or not all_claims
-        llm = make_llm(model or settings.model, settings, store) if needs_model else None
+        llm = (
+            make_llm(model or settings.model, settings, store) if needs_model else None
+        )
         keys = list(read_set) if read_set is not None else cited_sections(answer)
         found = await db.get_sections(store, corpus, keys)
         keys = [key for key in keys if key in found]
         version = await db.corpus_version(store, corpus)
         tid = "verify:" + _digest(
-            corpus, version, answer, question, keys, options.key(),
+            corpus,
+            version,
+            answer,
+            question,
+            keys,
+            options.key(),
             llm.label if llm else None,
         )
         graph = await compiled_graph(store, (llm.settings.retries + 1) if llm else 1)
         deps = QADeps(store=store, llm=llm, options=options)
         graph_input = turn_input(
-            "verify", corpus, question, answer=answer, read_set=keys
+            "verify",
+            corpus,
+            question,
+            answer=answer,
+            read_set=keys,
+            not_found=is_not_found(answer),
         )
         result = await run_thread(
             store, graph, deps, tid, graph_input, on_stage=on_stage
@@ -257,7 +288,9 @@ class ChatSession:
             llm = make_llm(model or settings.model, settings, store)
             graph = await compiled_graph(store, llm.settings.retries + 1)
             deps = QADeps(store=store, llm=llm, options=options or QAOptions())
-            session = cls(store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8])
+            session = cls(
+                store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8]
+            )
             snapshot = await graph.aget_state(
                 {"configurable": {"thread_id": session.thread_id}}
             )
@@ -274,7 +307,9 @@ class ChatSession:
         )
         return list(snapshot.values.get("history", []))
 
-    async def ask(self, question: str, on_stage: OnStage | None = None) -> dict[str, Any]:
+    async def ask(
+        self, question: str, on_stage: OnStage | None = None
+    ) -> dict[str, Any]:
         """Answer the next question of the chat."""
         if not question.strip():
             raise InputError("the question is empty")

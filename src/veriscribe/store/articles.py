@@ -21,11 +21,10 @@ def article_key(article: Article) -> str:
 async def put_article(store: Store, article: Article) -> str:
     """Store an article (once) and return its key."""
     key = article_key(article)
-    async with store.conn.execute(
+    if await store.conn.execute_fetchall(
         "SELECT 1 FROM documents WHERE doc_key = ?", (key,)
-    ) as cur:
-        if await cur.fetchone():
-            return key
+    ):
+        return key
     await store.conn.execute("BEGIN IMMEDIATE")
     try:
         await store.conn.execute(
@@ -56,21 +55,23 @@ async def put_article(store: Store, article: Article) -> str:
 
 async def get_article(store: Store, key: str) -> Article:
     """Load a stored article by key."""
-    async with store.conn.execute(
-        "SELECT id, source, title, reference, meta FROM documents WHERE doc_key = ?",
-        (key,),
-    ) as cur:
-        row = await cur.fetchone()
-    if row is None:
+    rows = list(
+        await store.conn.execute_fetchall(
+            "SELECT id, source, title, reference, meta FROM documents "
+            "WHERE doc_key = ?",
+            (key,),
+        )
+    )
+    if not rows:
         raise NotFound(f"no stored article {key}")
-    async with store.conn.execute(
-        "SELECT section, path, text FROM paragraphs WHERE doc_key = ? ORDER BY idx",
-        (key,),
-    ) as cur:
-        paragraphs = [
-            Paragraph(section, text, tuple(json.loads(path)))
-            async for section, path, text in cur
-        ]
+    row = rows[0]
+    paragraphs = [
+        Paragraph(section, text, tuple(json.loads(path)))
+        for section, path, text in await store.conn.execute_fetchall(
+            "SELECT section, path, text FROM paragraphs WHERE doc_key = ? ORDER BY idx",
+            (key,),
+        )
+    ]
     return Article(row[0], row[1], row[2], paragraphs, row[3], json.loads(row[4]))
 
 
@@ -87,10 +88,10 @@ async def put_articles(store: Store, articles: Sequence[Article]) -> list[str]:
     for start in range(0, len(keys), 500):
         chunk = keys[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
-        async with store.conn.execute(
+        rows = await store.conn.execute_fetchall(
             f"SELECT doc_key FROM documents WHERE doc_key IN ({marks})", chunk
-        ) as cur:
-            known.update([row[0] async for row in cur])
+        )
+        known.update(row[0] for row in rows)
     new = {k: a for k, a in zip(keys, articles, strict=True) if k not in known}
     if not new:
         return keys

@@ -16,6 +16,10 @@ from veriscribe.store.migrations import MIGRATIONS
 
 # Several processes (batch workers, a chat) may open the same file: WAL lets readers
 # and one writer proceed together, and the busy timeout waits out short write locks.
+# Reads run as one `execute_fetchall` each: a cursor left open across an `await` keeps a
+# read snapshot open on the shared connection, and a write from another coroutine inside
+# that stale snapshot fails at once with "database is locked" when another process has
+# written meanwhile (WAL cannot upgrade a stale snapshot; the busy timeout does not help).
 _PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA busy_timeout=30000",
@@ -126,12 +130,11 @@ class Store:
 
     async def cache_get(self, key: str) -> CachedResponse | None:
         """Return the stored response for ``key``, if any."""
-        async with self.conn.execute(
+        rows = await self.conn.execute_fetchall(
             "SELECT content, prompt_tokens, output_tokens FROM llm_cache WHERE key = ?",
             (key,),
-        ) as cur:
-            row = await cur.fetchone()
-        return CachedResponse(*row) if row else None
+        )
+        return CachedResponse(*next(iter(rows))) if rows else None
 
     async def cache_put(self, key: str, response: CachedResponse) -> None:
         """Store a response under ``key``."""
@@ -153,5 +156,5 @@ class Store:
         if run_id is not None:
             sql += " WHERE run_id = ?"
             args = (run_id,)
-        async with self.conn.execute(sql + " GROUP BY outcome", args) as cur:
-            return {row[0]: row[1] async for row in cur}
+        rows = await self.conn.execute_fetchall(sql + " GROUP BY outcome", args)
+        return {row[0]: row[1] for row in rows}

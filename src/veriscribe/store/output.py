@@ -81,6 +81,7 @@ class ResultsFile:
         self.path = path
         self.run_id = run_id
         self.present: set[str] = set()
+        self.offset = 0  # bytes of the file whose lines are in ``present``
 
     def scan(self) -> Scan:
         """Read the file's complete lines; refuse a file that holds another run's lines.
@@ -117,6 +118,20 @@ class ResultsFile:
             )
         return str(item[KEY])
 
+    @contextmanager
+    def _open_locked(self) -> Iterator[BinaryIO]:
+        """Open the file for appending, locked; reopen if it was replaced meanwhile."""
+        while True:
+            with open(self.path, "ab") as handle, _locked(handle):
+                try:
+                    current = os.stat(self.path).st_ino
+                except FileNotFoundError:
+                    current = -1
+                if os.fstat(handle.fileno()).st_ino != current:
+                    continue  # another process replaced the file while we waited
+                yield handle
+                return
+
     def sync(self, final: set[str], stored: Mapping[str, str]) -> SyncReport:
         """Make the file hold exactly one line per finished item.
 
@@ -126,7 +141,7 @@ class ResultsFile:
                 :meth:`scan` did not find in the file.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "ab") as handle, _locked(handle):
+        with self._open_locked() as handle:
             scan = self.scan()
             keep: list[tuple[str, int, int]] = []
             seen: set[str] = set()
@@ -148,6 +163,7 @@ class ResultsFile:
                     handle.write(b"".join(new))
                     handle.flush()
                 os.fsync(handle.fileno())
+            self.offset = os.stat(self.path).st_size
         self.present = seen | set(missing)
         return SyncReport(len(keep), len(new), dropped, cut)
 
@@ -168,13 +184,36 @@ class ResultsFile:
         new = [(key, _line(text)) for key, text in lines if key not in self.present]
         if not new:
             return 0
-        with open(self.path, "ab") as handle, _locked(handle):
-            # One write per batch: a crash leaves at most a partial last line.
-            handle.write(b"".join(data for _, data in new))
-            handle.flush()
-            os.fsync(handle.fileno())
+        with self._open_locked() as handle:
+            self._catch_up()
+            new = [(key, data) for key, data in new if key not in self.present]
+            if new:
+                # One write per batch: a crash leaves at most a partial last line.
+                handle.write(b"".join(data for _, data in new))
+                handle.flush()
+                os.fsync(handle.fileno())
+            self.offset = os.fstat(handle.fileno()).st_size
         self.present.update(key for key, _ in new)
         return len(new)
+
+    def _catch_up(self) -> None:
+        """Learn the lines other processes appended; cut a partial line they left."""
+        size = os.stat(self.path).st_size
+        if size == self.offset:
+            return
+        if size < self.offset:  # replaced by another process's repair: read it all
+            self.offset = 0
+            self.present = set()
+        with open(self.path, "rb") as reader:
+            reader.seek(self.offset)
+            data = reader.read(size - self.offset)
+        complete = data.rfind(b"\n") + 1
+        for number, raw in enumerate(data[:complete].split(b"\n")[:-1], start=1):
+            if raw.strip():
+                self.present.add(self._key(raw, number))
+        if complete < len(data):
+            os.truncate(self.path, self.offset + complete)
+        self.offset += complete
 
 
 def _line(text: str) -> bytes:

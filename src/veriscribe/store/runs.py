@@ -316,6 +316,11 @@ class SqliteRunStore:
         self.store = store
         self.conn = store.conn
 
+    async def _rows(self, sql: str, args: Any = ()) -> list[Any]:
+        # One round trip per statement: no read snapshot stays open between awaits
+        # (see veriscribe.store.db on "database is locked").
+        return list(await self.conn.execute_fetchall(sql, args))
+
     async def ensure_run(
         self, run_id: str, kind: str, config: dict[str, Any]
     ) -> RunRecord:
@@ -334,21 +339,20 @@ class SqliteRunStore:
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """Return a run, or None."""
-        async with self.conn.execute(
+        rows = await self._rows(
             "SELECT run_id, kind, created, updated, status, config FROM runs "
             "WHERE run_id = ?",
             (run_id,),
-        ) as cur:
-            row = await cur.fetchone()
-        return _run(row) if row else None
+        )
+        return _run(rows[0]) if rows else None
 
     async def list_runs(self) -> list[RunRecord]:
         """Return every run, newest first."""
-        async with self.conn.execute(
+        rows = await self._rows(
             "SELECT run_id, kind, created, updated, status, config FROM runs "
             "ORDER BY created DESC, run_id"
-        ) as cur:
-            return [_run(row) async for row in cur]
+        )
+        return [_run(row) for row in rows]
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Record the run's last known status."""
@@ -390,12 +394,12 @@ class SqliteRunStore:
 
     async def reclaim(self, run_id: str, lease_s: float) -> int:
         """Return claims of dead workers (or older than the lease) to pending."""
-        async with self.conn.execute(
+        rows = await self._rows(
             "SELECT DISTINCT claimed_by FROM run_items "
             "WHERE run_id = ? AND status = 'running' AND claimed_by IS NOT NULL",
             (run_id,),
-        ) as cur:
-            workers = [row[0] async for row in cur]
+        )
+        workers = [row[0] for row in rows]
         dead = [w for w in workers if worker_alive(w) is False]
         cutoff = time.time() - lease_s
         marks = ", ".join("?" for _ in dead) or "NULL"
@@ -418,11 +422,10 @@ class SqliteRunStore:
         """Atomically move up to ``limit`` pending items to ``running`` for a worker."""
         if limit <= 0:
             return []
-        async with self.conn.execute(
+        rows = await self._rows(
             _CLAIM,
             {"worker": worker, "now": time.time(), "run_id": run_id, "limit": limit},
-        ) as cur:
-            rows = await cur.fetchall()
+        )
         # RETURNING gives rows in no promised order: keep the queue's order.
         ordered = sorted(rows, key=lambda r: (-r[5], r[6]))
         return [Claim(r[0], r[1], r[2], r[3], r[4]) for r in ordered]
@@ -480,14 +483,13 @@ class SqliteRunStore:
 
     async def counts(self, run_id: str) -> Counts:
         """Return the item counts and usage totals of a run."""
-        async with self.conn.execute(
+        rows = await self._rows(
             "SELECT status, COUNT(*), SUM(calls), SUM(prompt_tokens), "
             "SUM(output_tokens), SUM(cached_calls), SUM(seconds), "
             "MIN(finished_at), MAX(finished_at) "
             "FROM run_items WHERE run_id = ? GROUP BY status",
             (run_id,),
-        ) as cur:
-            rows = await cur.fetchall()
+        )
         by_status = {row[0]: row for row in rows}
         finished = [r for s, r in by_status.items() if s in ("done", "failed")]
         firsts = [r[7] for r in finished if r[7] is not None]
@@ -520,17 +522,17 @@ class SqliteRunStore:
         if status is not None:
             sql += " AND status = ?"
             args += (status,)
-        async with self.conn.execute(sql + " ORDER BY seq, item_id", args) as cur:
-            return [ItemRecord(*row) async for row in cur]
+        rows = await self._rows(sql + " ORDER BY seq, item_id", args)
+        return [ItemRecord(*row) for row in rows]
 
     async def final_ids(self, run_id: str) -> set[str]:
         """Return the ids of the items that are done or failed."""
-        async with self.conn.execute(
+        rows = await self._rows(
             "SELECT item_id FROM run_items WHERE run_id = ? "
             "AND status IN ('done', 'failed') AND result IS NOT NULL",
             (run_id,),
-        ) as cur:
-            return {row[0] async for row in cur}
+        )
+        return {row[0] for row in rows}
 
     async def results(self, run_id: str, item_ids: Iterable[str]) -> dict[str, str]:
         """Return the stored output lines of finished items."""
@@ -539,13 +541,13 @@ class SqliteRunStore:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" for _ in chunk)
-            async with self.conn.execute(
+            rows = await self._rows(
                 "SELECT item_id, result FROM run_items WHERE run_id = ? "
                 f"AND item_id IN ({marks}) AND result IS NOT NULL "
                 "AND status IN ('done', 'failed') ORDER BY finished_at, seq",
                 (run_id, *chunk),
-            ) as cur:
-                found.update({row[0]: row[1] async for row in cur})
+            )
+            found.update({row[0]: row[1] for row in rows})
         return found
 
     async def start_session(self, run_id: str, worker: str) -> None:
@@ -567,12 +569,12 @@ class SqliteRunStore:
 
     async def sessions(self, run_id: str) -> list[Session]:
         """Return the run's worker sessions, oldest first."""
-        async with self.conn.execute(
+        rows = await self._rows(
             "SELECT worker, started, heartbeat, ended, outcome FROM run_sessions "
             "WHERE run_id = ? ORDER BY started",
             (run_id,),
-        ) as cur:
-            return [Session(*row) async for row in cur]
+        )
+        return [Session(*row) for row in rows]
 
 
 def _run(row: Any) -> RunRecord:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -37,6 +38,7 @@ MAX_BATCH = 16
 LABEL_OUTPUT_TOKENS = 12  # per item, JSON punctuation included
 
 
+@cache  # building a pydantic model per call cost more than the rest of the call
 def label_schema(count: int) -> type[BaseModel]:
     """Return a schema that admits exactly ``count`` valid labels."""
     return create_model(

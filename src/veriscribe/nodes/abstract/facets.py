@@ -65,19 +65,26 @@ _HEAD_CHARS: Final = 2000
 
 
 # pysbd takes milliseconds per paragraph, and a batch labels every paragraph of every
-# article. Two shortcuts give pysbd's answer without most of that work (equal to the full
-# segmentation on all 2,940 development paragraphs and BIORC800 abstracts): a paragraph
-# whose first terminator ends a plain word before a capital needs no segmenter; else
-# pysbd reads a window of the head first, and the whole head only when the first
-# sentence does not end well inside the window.
+# article. Two shortcuts give pysbd's answer without most of that work. A paragraph whose
+# first terminator outside parentheses plainly ends a sentence (after a word, a citation
+# or a parenthesis; before a capital or the end) needs no segmenter: that is 83% of the
+# development paragraphs, and the answer equals pysbd's on all 9,389 development
+# paragraphs, BIORC800 abstracts and sentences. Otherwise pysbd reads a window of the head
+# first, and the whole head only when the first sentence does not end well inside the
+# window (or the window cuts a quote or a parenthesis).
 _FIRST_END: Final = re.compile(r"[.!?]")
-_PLAIN_WORD_END: Final = re.compile(
-    r"(?:^|\s)([a-z][a-z-]{2,}|(?=[A-Za-z0-9-]*[A-Z])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])$"
+_PLAIN_END: Final = re.compile(
+    r"(?:^|\s)(?:([a-z][a-z-]{2,})|(?=[A-Za-z0-9-]*[A-Z])([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])"
+    r"|[a-z]{3,}\s?\[[\d,\u2013\- ]+\]|\([^()]*\))$"
 )
+_ASIDE: Final = re.compile(r"\([^()\[\]]*\)|\[[^()\[\]]*\]")
+_ENUMERATOR: Final = re.compile(r"\((?:\d{1,3}|[ivxIVX]{1,4}|[a-zA-Z])\)")
 _LIST_MARK: Final = re.compile(r"(?:^|[\s(])(?:\d{1,3}|[ivx]{1,4}|[a-z])\)")
+_OPEN_MARK: Final = re.compile(r"[()\[\]\"\u201c\u2018\u00ab]")
 _CAPITAL_NEXT: Final = re.compile(r"\s+[A-Z]")
-_WINDOWS: Final = (300, 1200)
-_WINDOW_MARGIN: Final = 90
+_CLOSES_ALL: Final = re.compile(r"[)\]]*\s*$")
+_WINDOWS: Final = (400, 1200)
+_WINDOW_MARGIN: Final = 120
 
 
 @cache
@@ -94,27 +101,43 @@ def _abbreviations() -> frozenset[str]:
 
 def _plain_first_sentence(head: str) -> str | None:
     """Return the first sentence when it plainly ends at the first terminator."""
-    end = _FIRST_END.search(head)
+    # pysbd never ends a sentence inside a parenthesis or brackets ("et al." in a
+    # citation): look at the first terminator outside them.
+    asides = [m.span() for m in _ASIDE.finditer(head)]
+    end = next(
+        (
+            m
+            for m in _FIRST_END.finditer(head)
+            if not any(start < m.start() < stop for start, stop in asides)
+        ),
+        None,
+    )
     if end is None or end.end() < _MIN_SENTENCE_CHARS:
         return None
-    word = _PLAIN_WORD_END.search(head, 0, end.start())
+    before = _PLAIN_END.search(head, 0, end.start())
+    word = before.group(1) or before.group(2) if before else None
+    if before is None or (word is not None and word.lower() in _abbreviations()):
+        return None
+    bare = _ASIDE.sub(" ", head[: end.start()])
     if (
-        word is None
-        or word.group(1).lower() in _abbreviations()
-        or not _CAPITAL_NEXT.match(head, end.end())
-        or _LIST_MARK.search(head, 0, end.end())
-        or _inside_quote_or_brackets(head[: end.start()])
+        _OPEN_MARK.search(bare)  # an open quote or bracket: pysbd reads further
+        or _ENUMERATOR.search(head, 0, end.end())
+        or _LIST_MARK.search(bare + head[end.start() : end.end()])
     ):
         return None
-    return head[: end.end()].strip()
+    if _CAPITAL_NEXT.match(head, end.end()):
+        return head[: end.end()].strip()
+    if _CLOSES_ALL.match(head, end.end()):
+        return head.strip()  # the paragraph is one sentence
+    return None
 
 
-def _inside_quote_or_brackets(prefix: str) -> bool:
-    # pysbd does not end a sentence inside quotes or brackets.
+def _balanced(text: str) -> bool:
     return (
-        any(q in prefix for q in '"\u201c\u2018\u00ab')
-        or prefix.count("(") != prefix.count(")")
-        or prefix.count("[") != prefix.count("]")
+        text.count("(") == text.count(")")
+        and text.count("[") == text.count("]")
+        and text.count("\u201c") == text.count("\u201d")
+        and text.count('"') % 2 == 0
     )
 
 
@@ -142,7 +165,7 @@ def first_sentence(text: str) -> str:
     if plain is not None:
         return plain
     for size in _WINDOWS:
-        if len(head) > size:
+        if len(head) > size and _balanced(head[:size]):
             sentence, end = _segmented_first_sentence(head[:size])
             if end <= size - _WINDOW_MARGIN:
                 return sentence

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from veriscribe.checks.markers import parse_markers, strip_markers
+from veriscribe.checks.markers import format_marker, parse_markers, strip_markers
 from veriscribe.errors import StructuredOutputError
-from veriscribe.nodes.qa.sources import fence_all, fit_sources
+from veriscribe.nodes.qa.sources import (
+    fence_all,
+    fence_tag,
+    fit_sources,
+    resolve_section,
+)
 from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, QAState, Turn
 from veriscribe.prompts import load_prompt
 
+MAX_SENTENCES = 6
 HISTORY_TURNS = 2
 HISTORY_ANSWER_CHARS = 400
 
+_UNSAFE = re.compile(r"[\s:|{}\[\]]")
 _NOT_FOUND = re.compile(
     r"^\W*(?:not found in the (?:loaded )?guidelines"
     r"|the (?:loaded )?guidelines do not (?:address|answer|cover) this question)",
@@ -26,10 +33,52 @@ _NOT_FOUND = re.compile(
 )
 
 
-class AnswerReply(BaseModel):
-    """The answer model's reply."""
+class CitedSentence(BaseModel):
+    """One sentence of the answer with the section and the quote that support it."""
 
-    answer: str
+    sentence: str
+    section_id: str = ""
+    quote: str = ""
+
+
+class AnswerReply(BaseModel):
+    """The answer model's reply: cited sentences (none when nothing answers)."""
+
+    sentences: list[CitedSentence] = Field(
+        default_factory=list, max_length=MAX_SENTENCES
+    )
+
+
+def compose(
+    sentences: Sequence[CitedSentence],
+    keys: Sequence[str],
+    tags: Mapping[str, str] | None = None,
+) -> str:
+    """Write the answer prose: each sentence followed by its citation marker.
+
+    The model gives each sentence, its section and its quote as separate fields (a small
+    model fills fields far more reliably than it writes inline markup); the markers are
+    then written here. An id that names no section read is kept as written, so that
+    the check reports it as unresolved instead of hiding it.
+    """
+    parts = []
+    for item in sentences:
+        text = " ".join(item.sentence.split())
+        if not text:
+            continue
+        if text[-1] not in ".!?":
+            text += "."
+        quote = " ".join(item.quote.replace("}}", "} }").split()).strip()
+        key = (
+            resolve_section(item.section_id, keys, tags=tags) or item.section_id.strip()
+        )
+        doc_id, _, section_id = key.partition(":")
+        doc_id = _UNSAFE.sub("", doc_id) or "unknown"
+        section_id = _UNSAFE.sub("", section_id) or "unknown"
+        if quote:
+            text += " " + format_marker(doc_id, section_id, quote)
+        parts.append(text)
+    return " ".join(parts)
 
 
 def history_block(history: Sequence[Turn]) -> str:
@@ -69,7 +118,10 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
 
     def build(sources: str) -> list[BaseMessage]:
         return prompt.render(
-            context=context, question=state["question"], sources=sources
+            context=context,
+            question=state["question"],
+            sources=sources,
+            example_id=next(iter(rows)),
         )
 
     ordered = [rows[key] for key in keys if key in rows]
@@ -98,10 +150,9 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             "notes": [*state.get("notes", []), *notes, f"answer failed: {exc}"],
             "prompt_ids": [*state.get("prompt_ids", []), prompt.id],
         }
-    text = reply.value.answer.strip()
-    if not text:
-        notes.append("answer failed: the model returned an empty answer")
-    not_found = bool(text) and is_not_found(text)
+    tags = {fence_tag(part or section.text): section.key for section, part in chosen}
+    text = compose(reply.value.sentences, read, tags)
+    not_found = not text or is_not_found(text)
     return {
         "answer": NOT_FOUND_ANSWER if not_found else text,
         "not_found": not_found,

@@ -126,7 +126,9 @@ async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
         note = f"still tied after {len(votes)} samples: the less supportive verdict"
     if failures and votes:
         note = (note + "; " if note else "") + f"{len(failures)} samples unusable"
-    shortfall = majority_shortfall(replies) if verdict == "partially_supported" else None
+    shortfall = (
+        majority_shortfall(replies) if verdict == "partially_supported" else None
+    )
     return {
         "judgements": [
             Judgement(

@@ -29,6 +29,7 @@ from veriscribe.nodes.qa.state import (
     RecoveryResult,
     Turn,
 )
+from veriscribe.prompts import load_prompt
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
 
@@ -50,7 +51,12 @@ def merge_recoveries(
         status = "recovered" if found["recovered"] is not None else "partial"
         merged.append(
             ClaimInfo(
-                **{**claim, "recovered": found["recovered"], "status": status, "note": note}
+                **{
+                    **claim,
+                    "recovered": found["recovered"],
+                    "status": status,
+                    "note": note,
+                }
             )
         )
     return merged
@@ -127,6 +133,16 @@ def metrics(
     return funnel.as_dict(), values
 
 
+def branch_prompts(state: QAState) -> set[str]:
+    """Return the ids of the prompts the judge and recovery branches used."""
+    used = set()
+    if state.get("judgements"):
+        used.add(load_prompt("qa", "judge").id)
+    if state.get("recoveries"):
+        used.add(load_prompt("qa", "recover").id)
+    return used
+
+
 def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
     """Return the public result of one checked answer (SPEC ``ask`` fields)."""
     citations = state.get("citations", [])
@@ -193,7 +209,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
         "metrics": values,
         "sentences": len(state.get("sentences", [])),
         "notes": notes,
-        "prompt_ids": sorted(set(state.get("prompt_ids", []))),
+        "prompt_ids": sorted(set(state.get("prompt_ids", [])) | branch_prompts(state)),
     }
 
 
@@ -203,6 +219,8 @@ async def present(state: QAState) -> dict[str, Any]:
     result = assemble(state, claims)
     update: dict[str, Any] = {"claims": claims, "result": result}
     if state.get("mode", "ask") == "ask":
-        turn = Turn(question=state.get("question", ""), answer=plain_answer(result["answer"]))
+        turn = Turn(
+            question=state.get("question", ""), answer=plain_answer(result["answer"])
+        )
         update["history"] = [*state.get("history", []), turn]
     return update

@@ -47,7 +47,10 @@ def recheck(
         if is_compliant(result.tier):
             doc_id, section_id = split_key(key)
             return Recovery(
-                doc_id=doc_id, section_id=section_id, quote=span.strip(), tier=result.tier
+                doc_id=doc_id,
+                section_id=section_id,
+                quote=span.strip(),
+                tier=result.tier,
             )
     return None
 
@@ -80,7 +83,10 @@ async def recover(task: RecoverTask, runtime: Runtime[QADeps]) -> dict[str, Any]
         return _result(task, None, "no section read fits the model's context")
     try:
         reply = await llm.json(
-            prompt.id, build(fence_all(chosen)), RecoveryReply, max_tokens=RECOVER_TOKENS
+            prompt.id,
+            build(fence_all(chosen)),
+            RecoveryReply,
+            max_tokens=RECOVER_TOKENS,
         )
     except StructuredOutputError as exc:
         return _result(task, None, f"the recovery probe failed: {exc}")

@@ -89,9 +89,9 @@ async def _llm_pick(
     rows = [row for row in await deps.all_sections(corpus) if row.summary and row.chars]
     limit = options.candidates or len(rows)
     if len(rows) > limit:
-        ranked = [key for key, _ in (await deps.bm25(corpus)).search(
-            state["question"], limit
-        )]
+        ranked = [
+            key for key, _ in (await deps.bm25(corpus)).search(state["question"], limit)
+        ]
         by_key = {row.key: row for row in rows}
         shown = [by_key[key] for key in ranked if key in by_key]
         # Questions sharing no word with the corpus still get candidates to choose from.
@@ -106,7 +106,9 @@ async def _llm_pick(
         shown = rows
     prompt = load_prompt("qa", "retrieve")
     budget = llm.prompt_budget(SELECTION_TOKENS)
-    while shown and llm.count_tokens(_messages(prompt, state, shown, options.k)) > budget:
+    while (
+        shown and llm.count_tokens(_messages(prompt, state, shown, options.k)) > budget
+    ):
         shown = shown[: max(1, int(len(shown) * 0.8))] if len(shown) > 1 else []
     if not shown:
         return [], 0, prompt.id
@@ -146,9 +148,10 @@ async def retrieve(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             method = "bm25"
             notes.append("fell back to BM25")
     if method == "bm25":
-        keys = [key for key, _ in (await deps.bm25(corpus)).search(
-            state["question"], options.k
-        )]
+        keys = [
+            key
+            for key, _ in (await deps.bm25(corpus)).search(state["question"], options.k)
+        ]
     elif method == "dense":
         index = await dense_index(deps, corpus)
         keys = [key for key, _ in index.search(state["question"], options.k)]

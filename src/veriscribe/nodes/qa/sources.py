@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
@@ -39,13 +39,7 @@ def fence(section: SectionRow, text: str | None = None) -> str:
     """
     body = section.text if text is None else text
     tag = fence_tag(body)
-    title = f" {section.number} {section.title}".rstrip() if section.title else ""
-    return (
-        f"=== SOURCE {tag}{title} ===\n"
-        f"[{section.key}]\n"
-        f"{body}\n"
-        f"=== END {tag} ==="
-    )
+    return f"=== SOURCE {tag} ===\n[{section.key}]\n{body}\n=== END {tag} ==="
 
 
 def fence_all(parts: Iterable[tuple[SectionRow, str | None]]) -> str:
@@ -93,7 +87,9 @@ def fit_sources(
             rest = index + 1
         left = [s.key for s in sections[rest:]]
         if left:
-            notes.append(f"left out (no room in the model's context): {', '.join(left)}")
+            notes.append(
+                f"left out (no room in the model's context): {', '.join(left)}"
+            )
         break
     # The per-part counts are estimates; check the whole and drop from the end.
     while chosen and llm.count_tokens(list(build(fence_all(chosen)))) > budget:
@@ -116,12 +112,17 @@ def _cut(text: str, limit: int) -> str:
 
 
 def resolve_section(
-    raw: str, keys: Sequence[str], *, doc_hint: str | None = None
+    raw: str,
+    keys: Sequence[str],
+    *,
+    doc_hint: str | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> str | None:
     """Map an id a model wrote to a section key, or None if it names none.
 
     Accepts ``doc:section`` keys, bare section ids when they are unambiguous (or the
-    hinted document has them), and ids wrapped in brackets or quotes.
+    hinted document has them), ids wrapped in brackets or quotes, and the fence tags
+    of the sections shown (``tags`` maps tag to key).
     """
     text = _ID_CHARS.sub("", raw.strip())
     if not text:
@@ -129,6 +130,11 @@ def resolve_section(
     known = set(keys)
     if text in known:
         return text
+    if tags:
+        # A model sometimes names a section by its fence tag.
+        for part in (text, *text.split(":")):
+            if part in tags:
+                return tags[part]
     by_section: dict[str, list[str]] = {}
     for key in keys:
         _, _, section_id = key.partition(":")

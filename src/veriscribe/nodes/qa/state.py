@@ -271,6 +271,7 @@ def turn_input(
     *,
     answer: str = "",
     read_set: list[str] | None = None,
+    not_found: bool = False,
 ) -> QAState:
     """Return the input of one question: every per-turn field set afresh."""
     return QAState(
@@ -280,7 +281,7 @@ def turn_input(
         read_set=list(read_set or []),
         retrieval=RetrievalInfo(method="given", candidates=0, notes=[]),
         answer=answer,
-        not_found=False,
+        not_found=not_found,
         sentences=[],
         citations=[],
         claims=[],

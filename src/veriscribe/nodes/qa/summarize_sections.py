@@ -21,17 +21,18 @@ from veriscribe.store.corpora import SectionRow, SummaryUpdate
 BATCH_SECTIONS = 8
 """Sections summarised per model call."""
 
-EXCERPT_CHARS = 400
+EXCERPT_CHARS = 320
 """Characters of each section shown to the model."""
 
 SUMMARY_MAX_CHARS = 300
 """Summaries are cut (at a word) to this length."""
 
-OUTPUT_TOKENS_PER_SECTION = 48
+OUTPUT_TOKENS_PER_SECTION = 32
 
 _MIN_SUMMARY_CHARS = 12
 _LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?(?:section\s*)?\[?(\d{1,3})\]?\s*[:.)\-]\s*(.+?)\s*$",
+    r"^\s*(?:[-*]\s*)?(?:section\s*)?"
+    r"(?:\[(\d{1,3})\]\s*[:.)\-]?|(\d{1,3})\s*[:.)\-])\s*(.+?)\s*$",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
@@ -46,9 +47,9 @@ class BatchResult:
     seconds: float
 
 
-def batches(sections: Sequence[SectionRow], size: int = BATCH_SECTIONS) -> Iterator[
-    list[SectionRow]
-]:
+def batches(
+    sections: Sequence[SectionRow], size: int = BATCH_SECTIONS
+) -> Iterator[list[SectionRow]]:
     """Yield the sections in consecutive batches of at most ``size``."""
     for start in range(0, len(sections), size):
         yield list(sections[start : start + size])
@@ -83,8 +84,8 @@ def parse_summary_lines(reply: str, count: int) -> dict[int, str]:
         match = _LINE.match(line)
         if match is None:
             continue
-        number = int(match.group(1))
-        text = match.group(2).strip().strip("\"'").strip()
+        number = int(match.group(1) or match.group(2))
+        text = match.group(3).strip().strip("\"'").strip()
         if 1 <= number <= count and number not in found:
             if len(text) >= _MIN_SUMMARY_CHARS:
                 found[number] = clip(text, SUMMARY_MAX_CHARS, "...")
@@ -99,20 +100,43 @@ def lead_summary(section: SectionRow) -> str:
 
 
 async def summarize_sections(llm: LLM, sections: Sequence[SectionRow]) -> BatchResult:
-    """Summarise one batch of sections with one model call."""
+    """Summarise one batch of sections; sections the reply misses get one more call.
+
+    Small models sometimes stop after a few lines: the sections left without a
+    usable line are then asked for once more, together. A reply cut at the token
+    limit is not retried. Sections still missing fall back to their opening sentence
+    (``lead``).
+    """
     prompt = load_prompt("qa", "summarize_sections")
-    reply = await llm.text(
-        prompt.id,
-        prompt.render(sections=render_batch(sections), count=str(len(sections))),
-        max_tokens=OUTPUT_TOKENS_PER_SECTION * len(sections) + 16,
-    )
-    lines = parse_summary_lines(reply.value, len(sections))
+    lines: dict[str, str] = {}
+    usage = Usage()
+    seconds = 0.0
+    todo = list(sections)
+    for _ in range(2):
+        limit = OUTPUT_TOKENS_PER_SECTION * len(todo) + 16
+        reply = await llm.text(
+            prompt.id,
+            prompt.render(sections=render_batch(todo), count=str(len(todo))),
+            max_tokens=limit,
+        )
+        usage, seconds = usage + reply.usage, seconds + reply.seconds
+        for number, text in parse_summary_lines(reply.value, len(todo)).items():
+            lines[todo[number - 1].key] = text
+        todo = [section for section in todo if section.key not in lines]
+        # Ask again only when the model stopped early; a reply cut at the token limit
+        # was copying text, and another call would mostly copy again.
+        if not todo or reply.usage.output_tokens >= limit - 4:
+            break
     updates = []
-    for number, section in enumerate(sections, start=1):
-        if number in lines:
+    for section in sections:
+        if section.key in lines:
             updates.append(
                 SummaryUpdate(
-                    section.doc_id, section.section_id, lines[number], "model", prompt.id
+                    section.doc_id,
+                    section.section_id,
+                    lines[section.key],
+                    "model",
+                    prompt.id,
                 )
             )
         else:
@@ -121,4 +145,4 @@ async def summarize_sections(llm: LLM, sections: Sequence[SectionRow]) -> BatchR
                     section.doc_id, section.section_id, lead_summary(section), "lead"
                 )
             )
-    return BatchResult(updates, reply.usage, reply.seconds)
+    return BatchResult(updates, usage, seconds)

@@ -70,7 +70,10 @@ def claims_of(
         if not cited:
             status, note = "uncited", "no citation marker credits this claim"
         elif not any(is_compliant(tiers[i]) for i in cited):
-            status, note = "unsupported", "no quote cited for it passed the verbatim check"
+            status, note = (
+                "unsupported",
+                "no quote cited for it passed the verbatim check",
+            )
         else:
             status, note = "unjudged", ""
         claims.append(

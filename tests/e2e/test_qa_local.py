@@ -1,0 +1,75 @@
+"""The cited-QA job on the real embedded model: ingest, ask, then verify the answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from veriscribe.nodes.qa.state import QAOptions
+from veriscribe.service.corpora import add_corpus
+from veriscribe.service.qa import ask, verify_answer
+from veriscribe.settings import Settings
+
+pytestmark = pytest.mark.local_model
+
+STATUSES = {"certified", "recovered", "partial", "unsupported", "uncited", "unjudged"}
+TIERS = {"exact", "normalized", "elided", "elided_risky", "fail", "unresolved"}
+QUESTION = (
+    "Should you prescribe the highest or lowest effective dose when starting therapy?"
+)
+
+
+def subset(shared_data: Path, tmp_path: Path, count: int = 10) -> Path:
+    """Write the first cpgQA passages (p002 among them) as a small passages file."""
+    lines = (shared_data / "guidelines/cpgqa/passages.jsonl").read_text().splitlines()
+    folder = tmp_path / "cpgqa"
+    folder.mkdir()
+    path = folder / "passages.jsonl"
+    path.write_text("\n".join(lines[:count]) + "\n")
+    assert json.loads(lines[2])["passage_id"] == "p002"
+    return path
+
+
+async def test_ask_and_verify_on_cpgqa_passages(
+    local_gguf: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    settings = Settings(local_model=local_gguf, db=tmp_path / "qa.sqlite")
+    report = await add_corpus(settings, "cpgqa", [subset(shared_data, tmp_path)])
+    assert report.sections == 10
+    assert report.summaries.get("model", 0) >= 1  # the model wrote summaries
+    assert sum(report.summaries.values()) == 10
+
+    options = QAOptions(retriever="bm25", k=2)
+    result = await ask(settings, "cpgqa", QUESTION, options=options)
+    assert "cpgqa:p002" in result["read_set"]
+    assert result["answer"].strip()
+    funnel = result["funnel"]
+    assert (
+        funnel["sentences"]
+        >= funnel["claims"]
+        >= funnel["covered"]
+        >= funnel["verbatim"]
+        >= funnel["lenient"]
+        >= funnel["strict"]
+    )
+    if not result["not_found"]:
+        assert result["claims"], result["answer"]
+    for claim in result["claims"]:
+        assert claim["status"] in STATUSES
+        for citation in claim["citations"]:
+            assert citation["tier"] in TIERS
+    assert result["usage"]["calls"] >= 1
+
+    # Checking the same answer again gives what ask reported, from cached calls.
+    checked = await verify_answer(
+        result["answer"],
+        corpus="cpgqa",
+        question=QUESTION,
+        read_set=result["read_set"],
+        settings=settings,
+    )
+    assert checked["claims"] == result["claims"]
+    assert checked["funnel"] == result["funnel"]
+    assert checked["usage"]["cached_calls"] >= 1
