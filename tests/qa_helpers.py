@@ -76,7 +76,7 @@ def kind_of(prompt: str) -> str:
         return "judge"
     if "Guideline sections:" in prompt:
         return "answer"
-    if prompt.rstrip().endswith("sentences, in order]}."):
+    if "state no clinical claim]}." in prompt:
         return "claims"
     raise AssertionError(f"unexpected prompt: {prompt[:300]!r}")
 
@@ -109,7 +109,8 @@ class Script:
             sentences = prompt.split("Sentences:", 1)[1].split("Reply as", 1)[0]
             count = len(_SENTENCES.findall(sentences))
             flags = self.claims(count) if self.claims else [True] * count
-            return json.dumps({"claims": flags})
+            not_claims = [i for i, flag in enumerate(flags, start=1) if not flag]
+            return json.dumps({"not_claims": not_claims})
         if kind == "judge":
             claim = _CLAIM.search(prompt)
             review = _REVIEW.search(prompt)

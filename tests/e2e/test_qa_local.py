@@ -55,7 +55,8 @@ async def test_ask_and_verify_on_cpgqa_passages(
         >= funnel["strict"]
     )
     if not result["not_found"]:
-        assert result["claims"], result["answer"]
+        # Which sentences are claims is the (small) model's call; the split is not.
+        assert result["sentences"] >= 1, result["answer"]
     for claim in result["claims"]:
         assert claim["status"] in STATUSES
         for citation in claim["citations"]:

@@ -198,7 +198,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         retriever: RetrieverOpt = "llm",
         k: Annotated[
             int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
-        ] = 5,
+        ] = 3,
         candidates: Annotated[
             int,
             typer.Option(
@@ -248,7 +248,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             typer.Option("--session", help="Resume the chat with this session id."),
         ] = None,
         retriever: RetrieverOpt = "llm",
-        k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 5,
+        k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
     ) -> None:

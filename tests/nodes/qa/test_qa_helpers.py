@@ -310,3 +310,35 @@ async def test_fixture_corpus_round_trip(tmp_path: Path) -> None:
         assert list(found) == ["hypertension:lifestyle"]
         assert "1500 mg" in found["hypertension:lifestyle"].text
         assert json.dumps(found["hypertension:lifestyle"].as_dict())
+
+
+def test_compose_writes_markers_from_the_reply_fields() -> None:
+    from veriscribe.nodes.qa.answer import CitedSentence, compose
+
+    keys = ["g:intro", "h:dosing"]
+    text = compose(
+        [
+            CitedSentence(
+                sentence="Start low", section_id="dosing", quote="the lowest dose"
+            ),
+            CitedSentence(sentence="Tagged.", section_id="abcd1234", quote="x }} y"),
+            CitedSentence(sentence="No quote here.", section_id="g:intro", quote=""),
+            CitedSentence(sentence="Made up.", section_id="nowhere", quote="q"),
+            CitedSentence(sentence="  ", section_id="g:intro", quote="q"),
+        ],
+        keys,
+        {"abcd1234": "g:intro"},
+    )
+    assert text == (
+        "Start low. {{cite:h:dosing|the lowest dose}} "
+        "Tagged. {{cite:g:intro|x } } y}} "
+        "No quote here. "
+        "Made up. {{cite:nowhere:unknown|q}}"
+    )
+
+
+def test_claim_filter_reply_names_the_exceptions() -> None:
+    from veriscribe.nodes.qa.claims import NonClaims, flags_from
+
+    assert flags_from(NonClaims(not_claims=[2, 9, 0]), 3) == [True, False, True]
+    assert flags_from(NonClaims(), 2) == [True, True]

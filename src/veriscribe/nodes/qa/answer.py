@@ -44,8 +44,10 @@ class CitedSentence(BaseModel):
 class AnswerReply(BaseModel):
     """The answer model's reply: cited sentences (none when nothing answers)."""
 
+    # A bound for constrained decoding (small models loop), not a validation rule:
+    # a longer answer from another backend is still checked in full.
     sentences: list[CitedSentence] = Field(
-        default_factory=list, max_length=MAX_SENTENCES
+        default_factory=list, json_schema_extra={"maxItems": MAX_SENTENCES}
     )
 
 
@@ -62,10 +64,13 @@ def compose(
     the check reports it as unresolved instead of hiding it.
     """
     parts = []
+    seen: set[str] = set()
     for item in sentences:
         text = " ".join(item.sentence.split())
-        if not text:
+        # Small models loop; a sentence said twice is said once.
+        if not text or text.lower() in seen:
             continue
+        seen.add(text.lower())
         if text[-1] not in ".!?":
             text += "."
         quote = " ".join(item.quote.replace("}}", "} }").split()).strip()

@@ -2,8 +2,8 @@
 
 The answer is flattened, its markers stripped with their positions recorded, the prose
 split into sentences with pySBD and pieces under 15 characters dropped (all in
-:func:`veriscribe.checks.markers.split_claim_units`); the model then marks which
-sentences state a checkable clinical claim.
+:func:`veriscribe.checks.markers.split_claim_units`); the model then names the
+sentences that state no checkable clinical claim, and the rest are the claims.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
 from veriscribe.checks.markers import ClaimSplit, split_claim_units
 from veriscribe.errors import StructuredOutputError
@@ -22,20 +22,20 @@ from veriscribe.prompts import load_prompt
 TOKENS_PER_SENTENCE = 4
 
 
-class ClaimFlags(BaseModel):
-    """The claim filter's reply: one flag per sentence."""
+class NonClaims(BaseModel):
+    """The claim filter's reply: the numbers of the sentences that state no claim.
 
-    claims: list[bool]
+    Asking for the exceptions (most sentences of an answer are claims) keeps the reply
+    short and errs towards checking a sentence rather than dropping it.
+    """
+
+    not_claims: list[int] = Field(default_factory=list)
 
 
-def flags_model(count: int) -> type[ClaimFlags]:
-    """Return a reply schema that fixes the number of flags (constrained decoding)."""
-    model: type[ClaimFlags] = create_model(
-        "ClaimFlags",
-        __base__=ClaimFlags,
-        claims=(list[bool], Field(min_length=count, max_length=count)),
-    )
-    return model
+def flags_from(reply: NonClaims, count: int) -> list[bool]:
+    """Return one claim flag per sentence; numbers out of range are ignored."""
+    excluded = {n for n in reply.not_claims if 1 <= n <= count}
+    return [number not in excluded for number in range(1, count + 1)]
 
 
 def numbered(sentences: Sequence[str]) -> str:
@@ -84,14 +84,10 @@ async def filter_claims(state: QAState, runtime: Runtime[QADeps]) -> dict[str, A
             reply = await deps.model().json(
                 prompt.id,
                 prompt.render(sentences=numbered(texts), count=str(len(texts))),
-                flags_model(len(texts)),
+                NonClaims,
                 max_tokens=TOKENS_PER_SENTENCE * len(texts) + 16,
             )
-            flags = list(reply.value.claims)
-            if len(flags) != len(texts):
-                raise StructuredOutputError(
-                    f"{len(flags)} flags for {len(texts)} sentences"
-                )
+            flags = flags_from(reply.value, len(texts))
         except StructuredOutputError as exc:
             # Checking too much is safer than checking too little.
             flags = [True] * len(texts)

@@ -43,7 +43,7 @@ class QAOptions:
     """How a question is answered and checked; part of a run's identity."""
 
     retriever: Retriever = "llm"
-    k: int = 5
+    k: int = 3
     """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
     window: int = 1
     """Attribution window: claim sentences a citation marker credits."""
@@ -61,7 +61,7 @@ class QAOptions:
     """Cap on the characters of the sections read."""
     recover: bool = True
     """Look for missing support of partially supported claims in the read set."""
-    answer_tokens: int = 512
+    answer_tokens: int = 400
     """Output tokens reserved for the answer."""
 
     def key(self) -> str:
