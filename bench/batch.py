@@ -19,8 +19,8 @@ Then, when the embedded model is installed, whether parallel requests raise its 
 (4 short prompts at concurrency 1 vs 4).
 
 The articles are the development articles (JATS and pcd.jsonl) cycled to N, each copy with
-a distinct id and a sentence "Copy <n>." closing every paragraph, so no two prompts are the
-same and the response cache cannot answer for the model.
+a distinct id and "Copy <n>: " opening every paragraph, so no two prompts are the same and
+the response cache cannot answer for the model.
 
 The last line reads ``efficiency=<x> speedup=<x> overhead_ms=<x> checkpoint_kib=<x>``.
 
@@ -74,8 +74,9 @@ def write_copies(base: list[Article], n: int, path: Path) -> None:
                 if not names or names[-1] != paragraph.top_section:
                     names.append(paragraph.top_section)
                     sections.append([])
-                # A sentence of its own: the copy differs, its sentences do not.
-                sections[-1].append(f"{paragraph.text} Copy {i}.")
+                # Every prompt of a copy differs (labels show each paragraph's
+                # opening), and no sentence boundary moves.
+                sections[-1].append(f"Copy {i}: {paragraph.text}")
             item = {
                 "article_id": f"{article.id}#{i}",
                 "title": article.title,

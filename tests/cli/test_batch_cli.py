@@ -129,8 +129,8 @@ def test_progress_line_and_view_render() -> None:
         stage="working",
     )
     assert render.batch_status(progress) == (
-        "done 3 · failed 1 · remaining 6 · articles in flight 4 · "
-        "calls in flight 2/4 · 100 tok/s · ETA 15.0s"
+        "done 3 · failed 1 · remaining 6 · in flight: 4 articles, 2/4 calls · "
+        "100 tok/s · ETA 15.0s"
     )
     view = render.BatchView()
     view.progress = progress
@@ -245,3 +245,13 @@ def test_bad_batch_options_are_refused(
     )
     assert result.exit_code != 0
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_unwritable_output_is_one_error_line(shared_data: Path, tmp_path: Path) -> None:
+    pcd = str(shared_data / "articles" / "pcd.jsonl")
+    result = runner.invoke(
+        app, ["batch", pcd, "--out", str(tmp_path), "--model", "sim", "--quiet"]
+    )
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: cannot write ") and str(tmp_path) in line

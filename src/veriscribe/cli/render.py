@@ -173,8 +173,8 @@ def batch_status(progress: Any) -> str:
         f"done {p.done}",
         f"failed {p.failed}",
         f"remaining {p.remaining}",
-        f"articles in flight {p.articles_in_flight}",
-        f"calls in flight {p.calls_in_flight}/{p.call_limit}",
+        f"in flight: {p.articles_in_flight} articles, "
+        f"{p.calls_in_flight}/{p.call_limit} calls",
         f"{p.tokens_per_second:,.0f} tok/s",
         f"ETA {duration(p.eta_seconds)}",
     ]
