@@ -9,6 +9,7 @@ queue here instead of corrupting the context.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import threading
 import time
 from pathlib import Path
@@ -30,6 +31,18 @@ _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOAD_LOCK = threading.Lock()
 # Tokens the chat template adds around each message (role header and end marker).
 MESSAGE_OVERHEAD_TOKENS = 6
+
+
+def _close_all() -> None:
+    # Free llama.cpp models before the interpreter tears its modules down; freeing them
+    # during teardown raises inside llama_cpp and prints a traceback at exit.
+    with _LOAD_LOCK:
+        for llama, _ in _LOADED.values():
+            llama.close()
+        _LOADED.clear()
+
+
+atexit.register(_close_all)
 
 
 def _check_gguf(path: Path) -> None:
