@@ -323,6 +323,60 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         _later("eval qa")
 
     @eval_app.command("retrieval")
-    def eval_retrieval(*, corpus: CorpusOpt) -> None:
-        """Measure retrieval hit rate on a question set."""
-        _later("eval retrieval")
+    def eval_retrieval(
+        *,
+        corpus: CorpusOpt,
+        questions: Annotated[
+            Path,
+            typer.Option(
+                "--questions", help="JSON lines with `question` and `passage_id`."
+            ),
+        ],
+        retriever: Annotated[
+            list[str] | None,
+            typer.Option("--retriever", help="bm25, dense and/or llm (repeatable)."),
+        ] = None,
+        k: Annotated[
+            str, typer.Option("--k", help="Cut-offs, comma-separated.")
+        ] = "1,3,5,10",
+        limit: Annotated[
+            int | None, typer.Option("--limit", help="Only the first N questions.")
+        ] = None,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Measure retrieval hit rate at k on a question set with gold sections."""
+        from veriscribe.service.retrieval_eval import eval_retrieval as evaluate
+
+        methods = retriever or ["bm25"]
+        for method in methods:
+            if method not in ("bm25", "dense", "llm"):
+                render.error_line(
+                    f"--retriever must be bm25, dense or llm, not {method!r}"
+                )
+                raise typer.Exit(1)
+        try:
+            cut_offs = sorted({int(part) for part in k.split(",") if part.strip()})
+        except ValueError:
+            render.error_line(f"--k takes comma-separated numbers, not {k!r}")
+            raise typer.Exit(1) from None
+        if not cut_offs or cut_offs[0] < 1:
+            render.error_line("--k needs cut-offs of 1 or more")
+            raise typer.Exit(1)
+        settings = settings_for(model, base_url)
+        report = run(
+            evaluate(
+                settings,
+                corpus,
+                questions,
+                retrievers=methods,  # type: ignore[arg-type]
+                ks=cut_offs,
+                limit=limit,
+                model=model,
+            )
+        )
+        if json_out:
+            render.print_json(report)
+        else:
+            render.retrieval_report(report)

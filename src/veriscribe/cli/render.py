@@ -864,3 +864,25 @@ def label_report(report: dict[str, Any], labellers: tuple[str, ...]) -> None:
             f"micro_f1 {scores['micro_f1']:.3f} · macro_f1 {scores['macro_f1']:.3f}"
             f" · {scores['seconds']} s"
         )
+
+
+def retrieval_report(report: dict[str, Any]) -> None:
+    """Render hit rate at k for each retriever."""
+    ks = report["ks"]
+    table = Table(
+        title=f"retrieval on {report['corpus']}: {report['questions']} questions",
+        header_style="bold",
+    )
+    table.add_column("retriever")
+    for k in ks:
+        table.add_column(f"hit@{k}", justify="right")
+    table.add_column("mean sections", justify="right")
+    table.add_column("seconds", justify="right")
+    for name, row in report["retrievers"].items():
+        table.add_row(
+            name,
+            *(f"{row[f'hit_rate_at_{k}']:.3f}" for k in ks),
+            f"{row['mean_sections']:.1f}",
+            str(row["seconds"]),
+        )
+    console.print(table)

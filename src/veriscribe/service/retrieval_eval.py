@@ -1,0 +1,124 @@
+"""`veriscribe eval retrieval`: hit rate at k of the section retrievers on a question set."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from langgraph.runtime import Runtime
+
+from veriscribe.errors import InputError
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.qa.retrieve import retrieve
+from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Retriever
+from veriscribe.service.common import open_store
+from veriscribe.service.corpora import require_corpus
+from veriscribe.settings import Settings
+
+DEFAULT_KS = (1, 3, 5, 10)
+
+
+def read_questions(path: Path, limit: int | None = None) -> list[dict[str, str]]:
+    """Read questions with a gold section: cpgQA layout (``passage_id``) or ``section_id``."""
+    questions = []
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            gold = item.get("section_id") or item["passage_id"]
+            questions.append(
+                {
+                    "id": str(item.get("id", number)),
+                    "question": item["question"],
+                    "gold": str(gold),
+                }
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(
+                f"{path}:{number}: needs `question` and `passage_id` or `section_id` ({exc})"
+            ) from exc
+        if limit is not None and len(questions) >= limit:
+            break
+    if not questions:
+        raise InputError(f"{path}: no questions")
+    return questions
+
+
+def is_hit(gold: str, key: str) -> bool:
+    """Tell whether a retrieved section key (``doc:section``) is the gold section."""
+    return key == gold or key.split(":", 1)[-1] == gold
+
+
+def hit_rates(
+    ranked: Sequence[Sequence[str]], gold: Sequence[str], ks: Sequence[int]
+) -> dict[str, float]:
+    """Return ``hit_rate_at_k`` for each k: the share of questions whose gold is in the top k."""
+    return {
+        f"hit_rate_at_{k}": sum(
+            any(is_hit(g, key) for key in keys[:k])
+            for keys, g in zip(ranked, gold, strict=True)
+        )
+        / len(gold)
+        for k in ks
+    }
+
+
+async def eval_retrieval(
+    settings: Settings,
+    corpus: str,
+    questions_path: Path,
+    *,
+    retrievers: Sequence[Retriever] = ("bm25",),
+    ks: Sequence[int] = DEFAULT_KS,
+    limit: int | None = None,
+    model: str | None = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Measure hit rate at k and mean sections returned for each retriever."""
+    questions = read_questions(questions_path, limit)
+    top = max(ks)
+    report: dict[str, Any] = {
+        "corpus": corpus,
+        "questions": len(questions),
+        "ks": list(ks),
+        "retrievers": {},
+    }
+    async with open_store(settings) as store:
+        await require_corpus(store, corpus)
+        llm = (
+            make_llm(model or settings.model, settings, store)
+            if "llm" in retrievers
+            else None
+        )
+        for method in retrievers:
+            # The model picks at most `top` sections, in its order of preference.
+            deps = QADeps(
+                store=store, llm=llm, options=QAOptions(retriever=method, k=top)
+            )
+            runtime = cast(Runtime[QADeps], Runtime(context=deps))
+            started = time.perf_counter()
+            ranked, fallbacks = [], 0
+            for done, item in enumerate(questions, 1):
+                state = cast(QAState, {"corpus": corpus, "question": item["question"]})
+                update = await retrieve(state, runtime)
+                ranked.append(list(update["read_set"]))
+                fallbacks += update["retrieval"]["method"] != method
+                if on_progress is not None:
+                    on_progress(method, done, len(questions))
+            report["retrievers"][method] = {
+                **hit_rates(ranked, [q["gold"] for q in questions], ks),
+                "mean_sections": sum(map(len, ranked)) / len(ranked),
+                "fallbacks_to_bm25": fallbacks,
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+        if llm is not None:
+            report["model"] = llm.label
+    return report
