@@ -6,18 +6,15 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
 from veriscribe import service
 from veriscribe.cli import qa, render
-from veriscribe.errors import VeriscribeError
+from veriscribe.cli.common import BaseUrlOpt, JsonOpt, ModelOpt, run, settings_for
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import evaluation
-from veriscribe.settings import Settings
-
-T = TypeVar("T")
 
 app = typer.Typer(
     name="veriscribe",
@@ -34,41 +31,6 @@ eval_app = typer.Typer(help="Evaluate abstracts, answers, retrieval and labels."
 app.add_typer(runs_app, name="runs")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(eval_app, name="eval")
-
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model", "-m", help="Model SPEC: local, ollama:<m>, openai:<m>, sim[:...]"
-    ),
-]
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option("--base-url", help="Server URL for openai: SPECs (vLLM, llama.cpp)."),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON only.")
-]
-
-
-def settings_for(model: str | None = None, base_url: str | None = None) -> Settings:
-    """Return settings from the environment with CLI overrides applied."""
-    try:
-        return Settings().with_overrides(model=model, base_url=base_url)
-    except ValueError as exc:
-        render.error_line(f"bad setting: {exc}")
-        raise typer.Exit(1) from exc
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a service coroutine; a VeriscribeError becomes one error line and exit 1."""
-    try:
-        return asyncio.run(coro)
-    except VeriscribeError as exc:
-        render.error_line(exc.user_message)
-        raise typer.Exit(1) from exc
-    except KeyboardInterrupt:
-        render.error_line("interrupted")
-        raise typer.Exit(130) from None
 
 
 @app.command()

@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from veriscribe.cli import render
+from veriscribe.cli.common import BaseUrlOpt, JsonOpt, ModelOpt, run, settings_for
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.nodes.qa.state import QAOptions, Retriever
 from veriscribe.service import corpora
@@ -26,19 +27,6 @@ def _later(name: str) -> None:
 
 CorpusOpt = Annotated[
     str, typer.Option("--corpus", "-c", help="Name of the guideline corpus.")
-]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model", "-m", help="Model SPEC: local, ollama:<m>, openai:<m>, sim[:...]"
-    ),
-]
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option("--base-url", help="Server URL for openai: SPECs (vLLM, llama.cpp)."),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON only.")
 ]
 RetrieverOpt = Annotated[
     Retriever,
@@ -142,7 +130,6 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
     """Add the QA commands to the application."""
     # Imported here: app.py imports this module and calls register() once its own
     # helpers exist.
-    from veriscribe.cli.app import run, settings_for
 
     @corpus_app.command("add")
     def corpus_add(
