@@ -17,6 +17,7 @@ from veriscribe.documents.articles import (
     expand_inputs,
     read_articles,
 )
+from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
 from veriscribe.llm.factory import make_llm
 from veriscribe.metrics.bootstrap import PROXIMITY_METRICS, compare_metric
@@ -44,17 +45,10 @@ CONTEXT_SENTENCES = 2
 def read_labelled(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Read BIORC800-format JSON lines: ``sentences`` and their ``labels`` lists."""
     items = []
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, item in json_lines(path):
         try:
-            item = json.loads(line)
             sentences, labels = item["sentences"], item["labels"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError) as exc:
             raise InputError(
                 f"{path}:{number}: not a labelled abstract ({exc})"
             ) from exc

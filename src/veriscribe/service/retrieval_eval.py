@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
+from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.retrieve import retrieve
@@ -24,15 +24,8 @@ DEFAULT_KS = (1, 3, 5, 10)
 def read_questions(path: Path, limit: int | None = None) -> list[dict[str, str]]:
     """Read questions with a gold section: cpgQA layout (``passage_id``) or ``section_id``."""
     questions = []
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, item in json_lines(path):
         try:
-            item = json.loads(line)
             gold = item.get("section_id") or item["passage_id"]
             questions.append(
                 {
@@ -41,7 +34,7 @@ def read_questions(path: Path, limit: int | None = None) -> list[dict[str, str]]
                     "gold": str(gold),
                 }
             )
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, AttributeError) as exc:
             raise InputError(
                 f"{path}:{number}: needs `question` and `passage_id` or `section_id` ({exc})"
             ) from exc
