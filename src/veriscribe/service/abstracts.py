@@ -23,6 +23,7 @@ from veriscribe.graphs.abstract import (
 from veriscribe.llm.client import LLM, call_scope
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.nodes.abstract.refine import order_key
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import put_article
@@ -141,7 +142,7 @@ def assemble_result(
             "output_tokens": r["usage"]["output_tokens"],
             "seconds": r["usage"]["seconds"],
         }
-        for r in final.values()
+        for r in sorted(final.values(), key=lambda r: order_key(r["name"]))
     ]
     return {
         "id": article.id,
