@@ -11,12 +11,13 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
 
 from veriscribe.llm.budget import estimate_tokens
 from veriscribe.llm.client import LLM
+from veriscribe.llm.results import chat_result
 from veriscribe.llm.spec import ModelSpec
 from veriscribe.settings import LLMSettings
 from veriscribe.store.db import Store
@@ -56,15 +57,7 @@ class ScriptedChatModel(BaseChatModel):
             raise AssertionError(f"unscripted model call: {prompt[:200]!r}")
         if isinstance(reply, BaseException):
             raise reply
-        message = AIMessage(
-            content=reply,
-            usage_metadata={
-                "input_tokens": len(prompt) // 4,
-                "output_tokens": len(reply) // 4,
-                "total_tokens": (len(prompt) + len(reply)) // 4,
-            },
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return chat_result(reply, len(prompt) // 4, len(reply) // 4)
 
     def _generate(
         self,

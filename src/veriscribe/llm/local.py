@@ -20,11 +20,12 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from veriscribe.errors import ModelFileMissing
+from veriscribe.llm.results import chat_result
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
@@ -145,16 +146,12 @@ class ChatLlamaCpp(BaseChatModel):
             )
         choice = response["choices"][0]
         usage = response.get("usage") or {}
-        message = AIMessage(
-            content=choice["message"].get("content") or "",
-            usage_metadata={
-                "input_tokens": usage.get("prompt_tokens", 0),
-                "output_tokens": usage.get("completion_tokens", 0),
-                "total_tokens": usage.get("total_tokens", 0),
-            },
-            response_metadata={"finish_reason": choice.get("finish_reason")},
+        return chat_result(
+            choice["message"].get("content") or "",
+            usage.get("prompt_tokens", 0),
+            usage.get("completion_tokens", 0),
+            {"finish_reason": choice.get("finish_reason")},
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
         self,

@@ -25,11 +25,12 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
 
 from veriscribe.errors import BackendUnavailable, ModelTimeout
+from veriscribe.llm.results import chat_result
 
 FAULTS = ("timeout", "server_error", "invalid_json", "empty")
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
@@ -78,15 +79,7 @@ class SimChatModel(BaseChatModel):
     def _result(self, content: str, messages: list[BaseMessage]) -> ChatResult:
         prompt_tokens = max(1, len(_prompt_text(messages)) // 4)
         output_tokens = max(1, len(content) // 4) if content else 0
-        message = AIMessage(
-            content=content,
-            usage_metadata={
-                "input_tokens": prompt_tokens,
-                "output_tokens": output_tokens,
-                "total_tokens": prompt_tokens + output_tokens,
-            },
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return chat_result(content, prompt_tokens, output_tokens)
 
     @staticmethod
     def _raise_for(fault: str) -> None:
