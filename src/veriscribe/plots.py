@@ -15,7 +15,7 @@ from typing import Any
 
 from veriscribe.errors import InputError
 
-__all__ = ["abstract_metrics_plot"]
+__all__ = ["abstract_metrics_plot", "label_plot", "qa_funnel_plot", "retrieval_plot"]
 
 _LABELS: dict[str, tuple[str, str]] = {
     "bigram_novelty": ("Bigram novelty", "share of novel bigrams"),
@@ -29,6 +29,24 @@ _LABELS: dict[str, tuple[str, str]] = {
 }
 _COLOURS = {"a": "#1f77b4", "b": "#ff7f0e", "human": "#2ca02c"}
 _COLUMNS = 4
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(plt: Any, figure: Any, path: Path) -> None:
+    try:
+        figure.savefig(path, dpi=110)
+    except OSError as exc:
+        raise InputError(f"cannot write the plot {path}: {exc.strerror}") from exc
+    finally:
+        plt.close(figure)
 
 
 def _values(
@@ -65,11 +83,7 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
     Raises:
         InputError: When the PNG cannot be written.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     other = report.get("against")
     # A comparison shows the paired articles only, as the bootstrap uses them.
     records = {"a": list(report["per_article"])}
@@ -182,9 +196,177 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
     )
     figure.suptitle(heading, fontsize=11)
     figure.tight_layout(rect=(0, 0, 1, 0.95 if rows > 1 else 0.88))
-    try:
-        figure.savefig(path, dpi=110)
-    except OSError as exc:
-        raise InputError(f"cannot write the plot {path}: {exc.strerror}") from exc
-    finally:
-        plt.close(figure)
+    _save(plt, figure, path)
+
+
+def _percent_axis(axis: Any) -> None:
+    axis.set_ylim(0, 105)
+    axis.grid(axis="y", alpha=0.3)
+
+
+def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
+    """Draw the claim funnel, coverage against the window k, and the verbatim tiers.
+
+    Raises:
+        InputError: When the PNG cannot be written.
+    """
+    plt = _pyplot()
+    funnel = report["funnel"]
+    claims = funnel["claims"]
+    figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.8))
+
+    stages = [
+        ("claims", claims),
+        ("covered", funnel["covered"]),
+        ("verbatim", funnel["verbatim"]),
+        ("lenient", funnel["lenient"]),
+        ("strict\n(certified)", funnel["strict"]),
+        ("strict +\nrecovered", funnel["strict"] + funnel["recovered"]),
+    ]
+    shares = [100 * n / claims if claims else 0.0 for _, n in stages]
+    bars = left.bar([name for name, _ in stages], shares, color="#1f77b4", alpha=0.8)
+    for bar, (_, count), share in zip(bars, stages, shares, strict=True):
+        left.annotate(
+            f"{count}\n{share:.0f}%",
+            (bar.get_x() + bar.get_width() / 2, share),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    judged = claims - report["verdicts"].get("unjudged", 0)
+    left.set_title(
+        f"Claim funnel ({claims} claims, {funnel['sentences']} sentences"
+        + (", none judged)" if claims and not judged else ")")
+    )
+    left.set_ylabel("% of claims")
+    left.tick_params(axis="x", labelsize=8)
+    _percent_axis(left)
+    left.set_ylim(0, 120)
+
+    windows = report["coverage_by_window"]
+    ks = [int(k) for k in windows]
+    for key, label, colour in (
+        ("rate", "any citation", "#1f77b4"),
+        ("verbatim_rate", "verbatim-passing citations only", "#ff7f0e"),
+    ):
+        values = [windows[str(k)][key] for k in ks]
+        if any(v is None for v in values):
+            continue
+        middle.plot(
+            ks, [100 * v for v in values], marker="o", label=label, color=colour
+        )
+    middle.set_title("Citation coverage by attribution window k")
+    middle.set_xlabel("k (claims a marker credits, 0 = its own sentence)")
+    middle.set_ylabel("% of claims covered")
+    middle.set_xticks(ks)
+    middle.legend(fontsize=8, loc="lower right")
+    _percent_axis(middle)
+
+    tiers = report["tiers"]
+    names = list(tiers)
+    counts = [tiers[t]["count"] for t in names]
+    total = report["citations"]
+    colours = [
+        "#2ca02c" if t in ("exact", "normalized", "elided") else "#d62728"
+        for t in names
+    ]
+    right.bar(names, [100 * c / total if total else 0.0 for c in counts], color=colours)
+    for index, count in enumerate(counts):
+        share = 100 * count / total if total else 0.0
+        right.annotate(f"{count}", (index, share), ha="center", va="bottom", fontsize=8)
+    right.set_title(f"Verbatim tiers of {total} citations (green: compliant)")
+    right.set_ylabel("% of citations")
+    right.tick_params(axis="x", labelsize=8, rotation=20)
+    _percent_axis(right)
+
+    figure.suptitle(
+        f"Checked answers: {_short(Path(str(report['results'])).name, 40)} "
+        f"({report['answers']} answers)",
+        fontsize=11,
+    )
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    _save(plt, figure, path)
+
+
+def retrieval_plot(report: Mapping[str, Any], path: Path) -> None:
+    """Draw hit rate against k, one curve per retriever.
+
+    Raises:
+        InputError: When the PNG cannot be written.
+    """
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(6.4, 4.6))
+    ks = list(report["ks"])
+    for name, row in report["retrievers"].items():
+        values = [100 * row[f"hit_rate_at_{k}"] for k in ks]
+        axis.plot(
+            ks,
+            values,
+            marker="o",
+            label=f"{name} (mean {row['mean_sections']:.1f} sections)",
+        )
+        for k, value in zip(ks, values, strict=True):
+            axis.annotate(
+                f"{value:.0f}",
+                (k, value),
+                textcoords="offset points",
+                xytext=(0, 5),
+                ha="center",
+                fontsize=7,
+            )
+    axis.set_xticks(ks)
+    axis.set_xlabel("k (sections returned)")
+    axis.set_ylabel("% of questions whose gold section is in the top k")
+    axis.set_title(
+        f"Retrieval hit rate on {report['corpus']}: {report['questions']} questions",
+        fontsize=10,
+    )
+    axis.legend(fontsize=8, loc="lower right")
+    _percent_axis(axis)
+    figure.tight_layout()
+    _save(plt, figure, path)
+
+
+def label_plot(report: Mapping[str, Any], labellers: Sequence[str], path: Path) -> None:
+    """Draw per-label F1 of each labeller, with micro and macro F1 in the legend.
+
+    Raises:
+        InputError: When the PNG cannot be written.
+    """
+    plt = _pyplot()
+    scored = [(name, report[name]) for name in labellers if report.get(name)]
+    labels = sorted({label for _, scores in scored for label in scores["labels"]})
+    figure, axis = plt.subplots(figsize=(8, 4.6))
+    width = 0.8 / max(len(scored), 1)
+    for offset, (name, scores) in enumerate(scored):
+        rows = scores["labels"]
+        xs = [i + offset * width for i in range(len(labels))]
+        axis.bar(
+            xs,
+            [rows[label]["f1"] if label in rows else 0.0 for label in labels],
+            width=width,
+            label=(
+                f"{name}: micro F1 {scores['micro_f1']:.3f}, "
+                f"macro F1 {scores['macro_f1']:.3f}"
+            ),
+        )
+    axis.set_xticks([i + width * (len(scored) - 1) / 2 for i in range(len(labels))])
+    support = {
+        label: row["support"]
+        for _, scores in scored
+        for label, row in scores["labels"].items()
+    }
+    axis.set_xticklabels(
+        [f"{label}\nn={support[label]}" for label in labels], fontsize=8
+    )
+    axis.set_ylim(0, 1.05)
+    axis.set_ylabel("F1")
+    axis.set_title(
+        f"First-sentence labels: {report['abstracts']} abstracts, "
+        f"{report['sentences']} sentences",
+        fontsize=10,
+    )
+    axis.legend(fontsize=8, loc="lower right")
+    axis.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    _save(plt, figure, path)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -27,6 +28,10 @@ BaseUrlOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON only.")
 ]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option("--plot", help="Also draw the figures of the report into this PNG."),
+]
 
 
 def settings_for(model: str | None = None, base_url: str | None = None) -> Settings:
@@ -48,3 +53,12 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     except KeyboardInterrupt:
         render.error_line("interrupted")
         raise typer.Exit(130) from None
+
+
+def guarded(action: Callable[[], T]) -> T:
+    """Run a synchronous step; a VeriscribeError becomes one error line and exit 1."""
+    try:
+        return action()
+    except VeriscribeError as exc:
+        render.error_line(exc.user_message)
+        raise typer.Exit(1) from exc

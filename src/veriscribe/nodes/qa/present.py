@@ -106,10 +106,19 @@ def metrics(
     records = [claim_record(claim, tiers) for claim in claims]
     sentences = state.get("sentences", [])
     funnel = claim_funnel(records, sentences=len(sentences))
-    windows = coverage_by_window(
-        [Sentence(s["text"], s["start"], s["end"]) for s in sentences],
-        [MarkerPosition(c["index"], c["offset"], "") for c in citations],
-        is_claim=[s["claim"] for s in sentences],
+    units = [Sentence(s["text"], s["start"], s["end"]) for s in sentences]
+    flags = [s["claim"] for s in sentences]
+    positions = [MarkerPosition(c["index"], c["offset"], "") for c in citations]
+    windows = coverage_by_window(units, positions, is_claim=flags)
+    # The same, counting only citations whose quote passed the verbatim check.
+    verbatim_windows = coverage_by_window(
+        units,
+        [
+            p
+            for p, c in zip(positions, citations, strict=True)
+            if is_compliant(c["tier"])
+        ],
+        is_claim=flags,
     )
     tier_counts = {tier: sum(c["tier"] == tier for c in citations) for tier in TIERS}
     compliant = sum(tier_counts[t] for t in ("exact", "normalized", "elided"))
@@ -128,6 +137,13 @@ def metrics(
         "tiers": tier_counts,
         "coverage_by_window": {
             str(k): round(v, 4) if funnel.claims else None for k, v in windows.items()
+        },
+        # Claim counts, so that answers can be pooled exactly.
+        "covered_by_window": {
+            str(k): round(v * funnel.claims) for k, v in windows.items()
+        },
+        "verbatim_covered_by_window": {
+            str(k): round(v * funnel.claims) for k, v in verbatim_windows.items()
         },
     }
     return funnel.as_dict(), values

@@ -1,0 +1,236 @@
+"""`veriscribe eval qa`: pool checked answers into the paper's claim-level figures.
+
+The input is what ``veriscribe ask --json`` and ``veriscribe verify --json`` print:
+one result object per answer, in a JSON file (one object or a list) or as JSON lines
+(pretty-printed objects one after another are read too, so ``--json`` outputs can be
+appended to one file). Counts are pooled over all answers, as in the paper's tables
+(verifiable-by-construction section 3.2); the rates are the ones of
+``veriscribe.metrics.qa``.
+
+With a second results file that holds the same answers checked by another judge model,
+the two judges' verdicts on the claims both judged are compared with Cohen's kappa.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from veriscribe.checks.verbatim import is_compliant
+from veriscribe.errors import InputError
+from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
+from veriscribe.metrics.qa import ClaimFunnel
+
+__all__ = ["eval_qa", "read_results"]
+
+WINDOWS = tuple(range(6))
+TIERS = ("exact", "normalized", "elided", "elided_risky", "fail", "unresolved")
+VERDICTS = ("fully_supported", "partially_supported", "not_supported", "contradicted")
+_FUNNEL_KEYS = frozenset(ClaimFunnel.__dataclass_fields__)
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Read checked answers: a JSON object, a JSON list, or objects one after another.
+
+    Raises:
+        InputError: If the file cannot be read, is not JSON, or holds something
+            that is not a checked answer (no ``funnel`` and ``claims``).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from exc
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+    position = 0
+    while True:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position == len(text):
+            break
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}: not JSON at line {exc.lineno}: {exc.msg}"
+            ) from exc
+        items.extend(value if isinstance(value, list) else [value])
+    if not items:
+        raise InputError(f"{path}: no results")
+    for number, item in enumerate(items, 1):
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("funnel"), dict)
+            and isinstance(item.get("claims"), list)
+        ):
+            raise InputError(
+                f"{path}: result {number} is not a checked answer (expected the output "
+                "of `veriscribe ask --json` or `veriscribe verify --json`)"
+            )
+    return items
+
+
+def _rate(numerator: int, denominator: int) -> float | None:
+    return round(numerator / denominator, 4) if denominator else None
+
+
+def _window_counts(result: dict[str, Any], key: str) -> dict[str, int]:
+    metrics = result.get("metrics", {})
+    counts = metrics.get(key)
+    if isinstance(counts, dict):
+        return {str(k): int(v) for k, v in counts.items()}
+    if key == "covered_by_window":
+        # Results that carry only rates: rate x claims is the exact count.
+        claims = int(result["funnel"].get("claims", 0))
+        rates = metrics.get("coverage_by_window", {})
+        return {str(k): round((v or 0.0) * claims) for k, v in rates.items()}
+    return {}
+
+
+def _pooled_funnel(results: Sequence[dict[str, Any]]) -> ClaimFunnel:
+    total = ClaimFunnel(0, 0, 0, 0, 0, 0, 0)
+    for result in results:
+        counts = {k: int(v) for k, v in result["funnel"].items() if k in _FUNNEL_KEYS}
+        total = total + ClaimFunnel(**{k: counts.get(k, 0) for k in _FUNNEL_KEYS})
+    return total
+
+
+def _coverage(results: Sequence[dict[str, Any]], claims: int) -> dict[str, Any]:
+    pooled: dict[str, dict[str, Any]] = {}
+    for k in map(str, WINDOWS):
+        covered = sum(_window_counts(r, "covered_by_window").get(k, 0) for r in results)
+        verbatim = [
+            _window_counts(r, "verbatim_covered_by_window").get(k) for r in results
+        ]
+        pooled[k] = {
+            "covered": covered,
+            "rate": _rate(covered, claims),
+            # Older results lack the verbatim-only counts: then the figure is absent.
+            "verbatim_covered": (
+                None if None in verbatim else sum(v or 0 for v in verbatim)
+            ),
+        }
+        count = pooled[k]["verbatim_covered"]
+        pooled[k]["verbatim_rate"] = None if count is None else _rate(count, claims)
+    return pooled
+
+
+def _claim_key(
+    result: dict[str, Any], index: int, claim: dict[str, Any]
+) -> tuple[str, ...]:
+    return (str(result.get("question", "")), str(index), str(claim.get("text", "")))
+
+
+def _agreement(
+    first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]], path: Path
+) -> dict[str, Any]:
+    verdicts = {
+        _claim_key(r, i, c): c.get("verdict")
+        for r in second
+        for i, c in enumerate(r["claims"])
+    }
+    pairs = []
+    only_one = 0
+    for result in first:
+        for index, claim in enumerate(result["claims"]):
+            key = _claim_key(result, index, claim)
+            if key not in verdicts:
+                continue
+            a, b = claim.get("verdict"), verdicts[key]
+            if a is None and b is None:
+                continue
+            if a is None or b is None:
+                only_one += 1
+                continue
+            pairs.append((str(a), str(b)))
+    report: dict[str, Any] = {
+        "second": str(path),
+        "pairs": len(pairs),
+        "judged_by_one_only": only_one,
+        "kappa": None,
+        "observed_agreement": None,
+    }
+    if not pairs:
+        report["note"] = (
+            "no claim was judged in both files: are they the same answers checked by "
+            "two judges?"
+        )
+        return report
+    a_side, b_side = [a for a, _ in pairs], [b for _, b in pairs]
+    kappa = cohen_kappa(a_side, b_side)
+    report["kappa"] = None if math.isnan(kappa) else round(kappa, 4)
+    report["observed_agreement"] = round(observed_agreement(a_side, b_side), 4)
+    report["confusion"] = {
+        f"{a} / {b}": n for (a, b), n in sorted(Counter(pairs).items())
+    }
+    if report["kappa"] is None:
+        report["note"] = "kappa is undefined: both judges gave one and the same verdict"
+    return report
+
+
+def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
+    """Pool checked answers into the funnel, coverage, VCR, CSR and verdict figures.
+
+    Args:
+        path: Checked answers (``ask --json`` / ``verify --json`` output).
+        second: The same answers checked by a second judge, for Cohen's kappa.
+
+    Returns:
+        The report printed by ``veriscribe eval qa --json``.
+    """
+    results = read_results(path)
+    funnel = _pooled_funnel(results)
+    citations = [c for r in results for c in r.get("citations", [])]
+    tier_counts = Counter(str(c.get("tier")) for c in citations)
+    compliant = sum(n for tier, n in tier_counts.items() if is_compliant(tier))
+    claims = [c for r in results for c in r["claims"]]
+    verdicts = Counter(
+        str(c["verdict"]) if c.get("verdict") else "unjudged" for c in claims
+    )
+    report: dict[str, Any] = {
+        "results": str(path),
+        "answers": len(results),
+        "not_found": sum(bool(r.get("not_found")) for r in results),
+        "errors": sum(bool(r.get("error")) for r in results),
+        "funnel": funnel.as_dict(),
+        "rates": {
+            "cc": _rate(funnel.covered, funnel.claims),
+            "vcr": _rate(compliant, len(citations)),
+            "csr_strict": _rate(funnel.strict, funnel.verbatim),
+            "csr_lenient": _rate(funnel.lenient, funnel.verbatim),
+            "ccr": _rate(funnel.strict, funnel.claims),
+            "scr": _rate(funnel.strict + funnel.recovered, funnel.claims),
+        },
+        "coverage_by_window": _coverage(results, funnel.claims),
+        "citations": len(citations),
+        "tiers": {
+            tier: {
+                "count": tier_counts.get(tier, 0),
+                "share": _rate(tier_counts.get(tier, 0), len(citations)),
+            }
+            for tier in (*TIERS, *sorted(set(tier_counts) - set(TIERS)))
+        },
+        "verdicts": {
+            v: verdicts.get(v, 0)
+            for v in (
+                *VERDICTS,
+                "unjudged",
+                *sorted(set(verdicts) - {*VERDICTS, "unjudged"}),
+            )
+        },
+        "shortfalls": dict(
+            sorted(
+                Counter(
+                    str(c["shortfall"]) for c in claims if c.get("shortfall")
+                ).items()
+            )
+        ),
+        "statuses": dict(sorted(Counter(str(c.get("status")) for c in claims).items())),
+    }
+    if second is not None:
+        report["agreement"] = _agreement(results, read_results(second), second)
+    return report

@@ -1,0 +1,157 @@
+"""`veriscribe eval qa`: pooled funnel, coverage by window, tiers and judge agreement."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from qa_helpers import GUIDELINE, cite
+from veriscribe.cli.app import app
+from veriscribe.errors import InputError
+from veriscribe.service.qa_eval import eval_qa, read_results
+
+runner = CliRunner()
+
+# Two cited sentences, then an uncited one: coverage grows with the window k.
+FIRST = (
+    "Blood pressure needs a validated device. Readings follow five minutes of rest. "
+    + cite("hypertension:diagnosis", "after five minutes of seated")
+    + " Home monitoring is useful for every patient."
+)
+# One exact quote and one that is not in the section.
+SECOND = (
+    "Blood pressure is measured after rest. "
+    + cite(
+        "hypertension:diagnosis",
+        "measured with a validated device after five minutes of seated",
+    )
+    + " Sodium must stay below 1000 mg a day. "
+    + cite("hypertension:lifestyle", "sodium must stay below 1000 mg")
+)
+
+
+@pytest.fixture
+def checked(tmp_path: Path) -> Path:
+    """Two answers checked without a model, their `--json` outputs appended to one file."""
+    added = runner.invoke(
+        app, ["corpus", "add", "htn", str(GUIDELINE), "--model", "sim", "--json"]
+    )
+    assert added.exit_code == 0, added.output
+    out = tmp_path / "checked.json"
+    for number, text in enumerate((FIRST, SECOND)):
+        answer = tmp_path / f"answer{number}.txt"
+        answer.write_text(text)
+        result = runner.invoke(
+            app,
+            [
+                "verify",
+                str(answer),
+                "--corpus",
+                "htn",
+                "--no-judge",
+                "--all-claims",
+                "--json",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        with out.open("a") as handle:
+            handle.write(result.stdout)
+    return out
+
+
+def test_pooled_funnel_windows_and_tiers(checked: Path) -> None:
+    results = read_results(checked)
+    assert len(results) == 2
+    report = eval_qa(checked)
+    # FIRST: 3 claims, the marker after sentence 2; SECOND: 2 claims, each cited.
+    assert report["funnel"] == {
+        "sentences": 5,
+        "claims": 5,
+        "covered": 3,  # k = 1: sentence 2 of FIRST, both of SECOND
+        "verbatim": 2,  # the fabricated sodium quote fails
+        "lenient": 0,
+        "strict": 0,
+        "recovered": 0,
+    }
+    assert report["funnel"] == {
+        k: sum(r["funnel"][k] for r in results) for k in report["funnel"]
+    }
+    windows = report["coverage_by_window"]
+    # k = 0 credits the sentence a marker ends (the same as k = 1 here); k >= 2
+    # reaches back to sentence 1 of FIRST; the uncited last sentence is never covered.
+    assert [windows[str(k)]["covered"] for k in range(6)] == [3, 3, 4, 4, 4, 4]
+    # Counting only verbatim-passing citations drops the sodium claim at every k.
+    assert [windows[str(k)]["verbatim_covered"] for k in range(6)] == [2, 2, 3, 3, 3, 3]
+    assert windows["2"]["rate"] == 0.8 and windows["2"]["verbatim_rate"] == 0.6
+    assert report["citations"] == 3
+    assert (
+        report["tiers"]["exact"]["count"] + report["tiers"]["normalized"]["count"] == 2
+    )
+    assert report["tiers"]["fail"]["count"] == 1
+    assert report["rates"]["vcr"] == pytest.approx(2 / 3, abs=1e-4)
+    assert report["rates"]["cc"] == 0.6
+    # Judged nothing: CSR over the two verbatim claims is 0, verdicts all unjudged.
+    assert report["rates"]["csr_strict"] == 0.0
+    assert report["verdicts"]["unjudged"] == 5
+    assert "agreement" not in report
+
+
+def _verdicts(results: list[dict[str, Any]], verdicts: list[str | None]) -> list[Any]:
+    changed = copy.deepcopy(results)
+    claims = [c for r in changed for c in r["claims"]]
+    for claim, verdict in zip(claims, verdicts, strict=True):
+        claim["verdict"] = verdict
+    return changed
+
+
+def test_cohen_kappa_between_two_judges(checked: Path, tmp_path: Path) -> None:
+    results = read_results(checked)
+    full, part, no = "fully_supported", "partially_supported", "not_supported"
+    first = tmp_path / "judge_a.jsonl"
+    second = tmp_path / "judge_b.jsonl"
+    first.write_text(
+        "\n".join(
+            json.dumps(r) for r in _verdicts(results, [full, full, part, no, None])
+        )
+    )
+    second.write_text(
+        "\n".join(
+            json.dumps(r) for r in _verdicts(results, [full, part, part, no, full])
+        )
+    )
+    report = eval_qa(first, second=second)
+    agreement = report["agreement"]
+    # Four claims judged by both; by hand: p_o = 3/4, p_e = .5*.25 + .25*.5 + .25*.25
+    # = .3125, kappa = (.75 - .3125) / (1 - .3125) = 0.63636.
+    assert agreement["pairs"] == 4 and agreement["judged_by_one_only"] == 1
+    assert agreement["observed_agreement"] == 0.75
+    assert agreement["kappa"] == pytest.approx(0.6364, abs=1e-4)
+    assert agreement["confusion"]["fully_supported / partially_supported"] == 1
+    assert report["verdicts"]["fully_supported"] == 2
+
+
+def test_cli_table_json_and_plot(checked: Path, tmp_path: Path) -> None:
+    png = tmp_path / "funnel.png"
+    shown = runner.invoke(app, ["eval", "qa", str(checked), "--plot", str(png)])
+    assert shown.exit_code == 0, shown.output
+    assert "Claim funnel" in shown.output and "verbatim citations only" in shown.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    as_json = runner.invoke(app, ["eval", "qa", str(checked), "--json"])
+    assert json.loads(as_json.stdout)["answers"] == 2
+
+
+def test_wrong_input_is_one_error_line(tmp_path: Path) -> None:
+    other = tmp_path / "labels.jsonl"
+    other.write_text('{"sentences": ["a"], "labels": [["BACKGROUND"]]}\n')
+    result = runner.invoke(app, ["eval", "qa", str(other)])
+    assert result.exit_code == 1
+    assert "is not a checked answer" in result.output
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"funnel": {')
+    with pytest.raises(InputError, match="not JSON"):
+        read_results(broken)
