@@ -36,6 +36,7 @@ from veriscribe.metrics.tokens import tokenize
 from veriscribe.nodes.abstract.divide import label_with_model
 from veriscribe.nodes.abstract.entities import _alias_index
 from veriscribe.nodes.abstract.labeller import Labeller
+from veriscribe.service.abstract_support import SUPPORT_METRICS, SupportChecker
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 
@@ -552,11 +553,12 @@ def _plugin_scores(
     return names, notes
 
 
-def _evaluate(
+async def _evaluate(
     path: Path,
     references: References,
     aliases: Mapping[str, str] | None,
     keyphrases: int,
+    support: SupportChecker | None = None,
 ) -> dict[str, Any]:
     usable, excluded = read_results(path)
     total = len(usable) + len(excluded)
@@ -587,6 +589,12 @@ def _evaluate(
     if aliases is not None:
         metrics.append(UMLS_METRIC)
     metrics += plugins
+    if support is not None:
+        for record, source, generated in scored:
+            checked = await support.check(generated, source.body)
+            record["generated"].update(checked.scores())
+            record["support_verdicts"] = checked.counts()
+        metrics += SUPPORT_METRICS
     summary = _summary(per_article, metrics)
     for name, note in notes.items():
         summary[name] = {"n": 0, "mean": None, "better": "higher", "note": note}
@@ -682,6 +690,7 @@ async def eval_abstracts(
     keyphrases: int = KEYPHRASES,
     resamples: int = 10_000,
     seed: int = 0,
+    support: SupportChecker | None = None,
 ) -> dict[str, Any]:
     """Score generated abstracts per article and on average; compare two result files.
 
@@ -696,6 +705,8 @@ async def eval_abstracts(
         keyphrases: How many key phrases of each reference ``keyphrase_recall`` uses.
         resamples: Bootstrap resamples (the paper uses 10,000).
         seed: Seed of the bootstrap's random generator.
+        support: Judge each abstract sentence against its article with this checker:
+            adds ``claim_support`` and ``claim_support_lenient``.
 
     Returns:
         The report: ``metrics`` (per metric ``mean``, ``n``, and for the
@@ -707,10 +718,12 @@ async def eval_abstracts(
         reference = [str(reference)]
     refs = References(reference, results_path.parent)
     aliases = _alias_index(kb) if kb is not None else None
-    report = _evaluate(results_path, refs, aliases, keyphrases)
+    report = await _evaluate(results_path, refs, aliases, keyphrases, support)
     report["reference"] = list(reference) if reference else None
     report["reference_mode"] = refs.mode
     report["keyphrases"] = keyphrases
+    if support is not None:
+        report["support"] = support.describe()
     absent = [n for n, m in report["metrics"].items() if m.get("note")]
     notes = [
         f"{name}: {report['metrics'][name]['note']}"
@@ -733,7 +746,7 @@ async def eval_abstracts(
     notes += [f"reference file skipped: {problem}" for problem in refs.problems]
     report["notes"] = notes
     if against is not None:
-        other = _evaluate(against, refs, aliases, keyphrases)
+        other = await _evaluate(against, refs, aliases, keyphrases, support)
         report["against"] = other
         report["comparison"] = _comparison(report, other, resamples, seed)
         report["notes"] += report["comparison"]["notes"]

@@ -1,0 +1,154 @@
+"""Claim support of generated abstracts: each sentence judged against its article.
+
+A factuality figure that needs no model besides the one that writes the abstracts:
+every abstract sentence (of 15 characters or more) is a claim; the article sentences
+that BM25 ranks highest for it are its quotes, verbatim by construction; and the cited
+QA graph's support judge (majority of sampled verdicts) decides whether those quotes
+support the claim. ``claim_support`` is the share of sentences fully supported,
+``claim_support_lenient`` the share at least partially supported. A sentence for which
+BM25 finds no article sentence sharing a term is not supported, without a model call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langgraph.runtime import Runtime
+
+from veriscribe.checks.markers import split_sentences
+from veriscribe.llm.client import LLM
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.qa.judge import judge
+from veriscribe.nodes.qa.state import JudgeTask, QADeps, QAOptions
+from veriscribe.retrieval.bm25 import BM25Index
+from veriscribe.service.common import open_store
+from veriscribe.settings import Settings
+from veriscribe.store.db import Store
+
+__all__ = [
+    "EVIDENCE",
+    "SUPPORT_METRICS",
+    "ArticleSupport",
+    "SupportChecker",
+    "support_checker",
+]
+
+EVIDENCE = 4
+"""Article sentences given to the judge as the quotes for one abstract sentence."""
+EVIDENCE_CHARS = 1600
+"""At most this many characters of quotes per judgement (the best-ranked first)."""
+SUPPORT_METRICS = ("claim_support", "claim_support_lenient")
+
+_LENIENT = ("fully_supported", "partially_supported")
+
+
+@dataclass(frozen=True)
+class ArticleSupport:
+    """The verdicts on one abstract's sentences."""
+
+    sentences: list[str]
+    verdicts: list[str | None]
+    """One per sentence; None when the judge gave no usable verdict."""
+
+    def scores(self) -> dict[str, float]:
+        """Return the strict and lenient support shares (NaN for no sentences)."""
+        if not self.sentences:
+            return {name: float("nan") for name in SUPPORT_METRICS}
+        total = len(self.sentences)
+        return {
+            "claim_support": sum(v == "fully_supported" for v in self.verdicts) / total,
+            "claim_support_lenient": sum(v in _LENIENT for v in self.verdicts) / total,
+        }
+
+    def counts(self) -> dict[str, int]:
+        """Return how many sentences got each verdict."""
+        return dict(Counter(v or "unjudged" for v in self.verdicts))
+
+
+class SupportChecker:
+    """Judge abstract sentences against article sentences with the QA support judge."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        store: Store,
+        *,
+        samples: int = 3,
+        evidence: int = EVIDENCE,
+        on_sentence: Callable[[], None] | None = None,
+    ) -> None:
+        options = QAOptions(
+            samples=samples, max_samples=max(samples, 9 if samples > 1 else 1)
+        )
+        self._runtime = cast(
+            Runtime[QADeps],
+            Runtime(context=QADeps(store=store, llm=llm, options=options)),
+        )
+        self._evidence = evidence
+        self._samples = samples
+        self._label = llm.label
+        self._on_sentence = on_sentence
+
+    def describe(self) -> dict[str, Any]:
+        """Return how the support figures were made, for the report."""
+        return {
+            "model": self._label,
+            "samples": self._samples,
+            "evidence_sentences": self._evidence,
+            "judge": "the cited QA support judge, quotes = BM25-ranked article sentences",
+        }
+
+    def evidence_for(
+        self, index: BM25Index, article: Sequence[str], claim: str
+    ) -> list[str]:
+        """Return the best-ranked article sentences for a claim, in article order."""
+        hits = index.search(claim, self._evidence)
+        chosen: list[int] = []
+        size = 0
+        for sentence_id, _ in hits:
+            text = article[int(sentence_id)]
+            if chosen and size + len(text) > EVIDENCE_CHARS:
+                break
+            chosen.append(int(sentence_id))
+            size += len(text)
+        return [article[i] for i in sorted(chosen)]
+
+    async def check(self, abstract: str, body: str) -> ArticleSupport:
+        """Judge every sentence of ``abstract`` against the article ``body``."""
+        claims = [s.text for s in split_sentences(abstract)]
+        article = [s.text for s in split_sentences(body)]
+        verdicts: list[str | None] = []
+        if not article:
+            return ArticleSupport(claims, ["not_supported"] * len(claims))
+        index = BM25Index().build([str(i) for i in range(len(article))], article)
+        for number, claim in enumerate(claims):
+            quotes = self.evidence_for(index, article, claim)
+            if not quotes:
+                verdicts.append("not_supported")
+            else:
+                task = JudgeTask(
+                    question="", sentence=number, claim=claim, quotes=quotes
+                )
+                update: dict[str, Any] = await judge(task, self._runtime)
+                verdicts.append(update["judgements"][0]["verdict"])
+            if self._on_sentence is not None:
+                self._on_sentence()
+        return ArticleSupport(claims, verdicts)
+
+
+@asynccontextmanager
+async def support_checker(
+    settings: Settings,
+    model: str | None = None,
+    *,
+    samples: int = 3,
+    on_sentence: Callable[[], None] | None = None,
+) -> AsyncIterator[SupportChecker]:
+    """Open the store and the model, and yield a checker that judges with them."""
+    async with open_store(settings) as store:
+        llm = make_llm(model or settings.model, settings, store)
+        yield SupportChecker(llm, store, samples=samples, on_sentence=on_sentence)

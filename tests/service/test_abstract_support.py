@@ -1,0 +1,107 @@
+"""Claim support of abstracts: evidence choice, judge majority and the eval report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes import scripted_llm
+from veriscribe.service.abstract_support import SupportChecker
+from veriscribe.service.common import open_store
+from veriscribe.service.evaluation import eval_abstracts
+from veriscribe.settings import Settings
+
+BODY = (
+    "Dengue is transmitted by Aedes aegypti mosquitoes in tropical cities.\n\n"
+    "We trapped adult mosquitoes in 120 households during the rainy season. "
+    "Traps caught 3,412 female Aedes aegypti over twelve weeks.\n\n"
+    "Household water storage containers held most of the larvae found."
+)
+ABSTRACT = (
+    "Dengue is spread by Aedes aegypti mosquitoes in tropical cities. "
+    "Traps in 120 households caught 3,412 female Aedes aegypti. "
+    "Vaccination halved dengue incidence in every district studied."
+)
+
+
+def judge_by_claim(prompt: str, _: dict[str, Any]) -> str:
+    """Support what the quotes state; 'Vaccination' appears in no article sentence."""
+    claim = prompt.split("Claim: ", 1)[1].split("\n", 1)[0]
+    quotes = prompt.split("Quotes:\n", 1)[1]
+    if claim.startswith("Traps"):
+        assert "3,412 female" in quotes  # the best-ranked article sentence is quoted
+        return '{"verdict": "fully_supported", "shortfall": "none"}'
+    if claim.startswith("Dengue"):
+        return '{"verdict": "partially_supported", "shortfall": "scope_inflation"}'
+    return '{"verdict": "not_supported", "shortfall": "none"}'
+
+
+async def test_each_sentence_is_judged_against_ranked_article_sentences() -> None:
+    calls: list[str] = []
+
+    def responder(prompt: str, kwargs: dict[str, Any]) -> str:
+        calls.append(prompt)
+        return judge_by_claim(prompt, kwargs)
+
+    async with open_store(Settings()) as store:
+        checker = SupportChecker(scripted_llm(responder, store=store), store)
+        result = await checker.check(ABSTRACT, BODY)
+    assert result.verdicts == [
+        "partially_supported",
+        "fully_supported",
+        "not_supported",
+    ]
+    assert result.scores() == {
+        "claim_support": pytest.approx(1 / 3),
+        "claim_support_lenient": pytest.approx(2 / 3),
+    }
+    # Three samples each (unanimous, so no extra rounds); the vaccination sentence
+    # shares terms ("dengue") with the article, so it is judged too.
+    assert len(calls) == 9
+    assert all('Quotes:\n[1] "' in c for c in calls)
+
+
+async def test_a_sentence_without_any_shared_term_costs_no_call() -> None:
+    calls: list[str] = []
+
+    def responder(prompt: str, kwargs: dict[str, Any]) -> str:
+        calls.append(prompt)
+        return judge_by_claim(prompt, kwargs)
+
+    async with open_store(Settings()) as store:
+        checker = SupportChecker(scripted_llm(responder, store=store), store, samples=1)
+        result = await checker.check(
+            "Quantum chromodynamics explains gluon fields.", BODY
+        )
+    assert result.verdicts == ["not_supported"] and calls == []
+
+
+async def test_eval_abstracts_adds_support_metrics(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        json.dumps(
+            {
+                "id": "dengue",
+                "abstract": ABSTRACT,
+                "reference": "Aedes aegypti carries dengue; household traps measured it.",
+                "source": "dengue.txt",
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "dengue.txt").write_text(BODY)
+    async with open_store(Settings()) as store:
+        checker = SupportChecker(scripted_llm(judge_by_claim, store=store), store)
+        report = await eval_abstracts(results, support=checker, resamples=100)
+    assert report["scored"] == 1, report["excluded"]
+    assert report["metrics"]["claim_support"]["mean"] == pytest.approx(1 / 3)
+    assert report["metrics"]["claim_support_lenient"]["better"] == "higher"
+    assert report["per_article"][0]["support_verdicts"] == {
+        "partially_supported": 1,
+        "fully_supported": 1,
+        "not_supported": 1,
+    }
+    assert report["support"]["samples"] == 3
