@@ -10,6 +10,8 @@ import pytest
 from veriscribe.nodes.qa.state import QAOptions
 from veriscribe.service.corpora import add_corpus
 from veriscribe.service.qa import ask, verify_answer
+from veriscribe.service.questions import make_questions
+from veriscribe.service.retrieval_eval import eval_retrieval
 from veriscribe.settings import Settings
 
 pytestmark = pytest.mark.local_model
@@ -74,3 +76,18 @@ async def test_ask_and_verify_on_cpgqa_passages(
     assert checked["claims"] == result["claims"]
     assert checked["funnel"] == result["funnel"]
     assert checked["usage"]["cached_calls"] >= 1
+
+    # A small question set from the same corpus, gated, then scored for retrieval.
+    out = tmp_path / "questions.jsonl"
+    summary = await make_questions(settings, "cpgqa", 3, out, min_words=20)
+    assert summary["slots"] == 3 and summary["kept"] + summary["dropped"] == 3
+    assert summary["usage"]["calls"] >= 3
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == summary["kept"]
+    for line in lines:
+        assert line["question"].endswith("?") and line["doc_id"] == "cpgqa"
+        assert line["passage_id"] == line["section_id"]
+        assert line["style"] in {"lookup", "scenario", "sdm"}
+    if lines:
+        scored = await eval_retrieval(settings, "cpgqa", out, retrievers=["bm25"])
+        assert scored["questions"] == len(lines)

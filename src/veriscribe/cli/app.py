@@ -12,7 +12,15 @@ import typer
 
 from veriscribe import service
 from veriscribe.cli import qa, render
-from veriscribe.cli.common import BaseUrlOpt, JsonOpt, ModelOpt, run, settings_for
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    JsonOpt,
+    ModelOpt,
+    PlotOpt,
+    guarded,
+    run,
+    settings_for,
+)
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import evaluation
 
@@ -310,22 +318,44 @@ def eval_abstracts(
     resamples: Annotated[
         int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")
     ] = 10_000,
+    support: Annotated[
+        bool,
+        typer.Option(
+            "--support",
+            help="Judge each abstract sentence against its article with the QA support "
+            "judge (uses --model): claim_support, claim_support_lenient.",
+        ),
+    ] = False,
+    support_samples: Annotated[
+        int,
+        typer.Option(
+            "--support-samples", min=1, help="Judge samples per sentence (majority)."
+        ),
+    ] = 3,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
     from veriscribe.metrics.scorers import load_scorer_spec
+    from veriscribe.service.abstract_support import support_checker
+
+    settings = settings_for(model, base_url)
 
     async def evaluate() -> dict[str, Any]:
         for spec in scorer or []:
             load_scorer_spec(spec)
-        return await evaluation.eval_abstracts(
-            results,
-            reference=reference,
-            against=against,
-            plot=plot,
-            kb=kb,
-            resamples=resamples,
-        )
+        options: dict[str, Any] = {
+            "reference": reference,
+            "against": against,
+            "plot": plot,
+            "kb": kb,
+            "resamples": resamples,
+        }
+        if not support:
+            return await evaluation.eval_abstracts(results, **options)
+        async with support_checker(settings, model, samples=support_samples) as checker:
+            return await evaluation.eval_abstracts(results, **options, support=checker)
 
     report = run(evaluate())
     if json_out:
@@ -423,6 +453,7 @@ def eval_labels(
     ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    plot: PlotOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Score the first-sentence labeller(s) on BIORC800-format data."""
@@ -433,6 +464,11 @@ def eval_labels(
             settings, data, labellers=names, limit=limit, model=model
         )
     )
+    if plot is not None:
+        from veriscribe.plots import label_plot
+
+        guarded(lambda: label_plot(report, names, plot))
+        report["plot"] = str(plot)
     if json_out:
         render.print_json(report)
     else:

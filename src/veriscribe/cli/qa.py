@@ -12,7 +12,15 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from veriscribe.cli import render
-from veriscribe.cli.common import BaseUrlOpt, JsonOpt, ModelOpt, run, settings_for
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    JsonOpt,
+    ModelOpt,
+    PlotOpt,
+    guarded,
+    run,
+    settings_for,
+)
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.nodes.qa.state import QAOptions, Retriever
 from veriscribe.service import corpora
@@ -305,9 +313,91 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         render.qa_result(result)
 
     @eval_app.command("qa")
-    def eval_qa(results: Path) -> None:
-        """Score checked answers: the claim funnel and support rates."""
-        _later("eval qa")
+    def eval_qa(
+        results: Annotated[
+            Path,
+            typer.Argument(
+                help="Checked answers: `ask --json` / `verify --json` output, one or many."
+            ),
+        ],
+        *,
+        second_judge: Annotated[
+            Path | None,
+            typer.Option(
+                "--second-judge",
+                help="The same answers checked with another judge model: Cohen's kappa.",
+            ),
+        ] = None,
+        plot: PlotOpt = None,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Score checked answers: claim funnel, coverage by k, VCR, CSR and verdicts."""
+        from veriscribe.service.qa_eval import eval_qa as evaluate
+
+        report = guarded(lambda: evaluate(results, second=second_judge))
+        if plot is not None:
+            from veriscribe.plots import qa_funnel_plot
+
+            guarded(lambda: qa_funnel_plot(report, plot))
+            report["plot"] = str(plot)
+        if json_out:
+            render.print_json(report)
+        else:
+            render.qa_eval_report(report)
+
+    @eval_app.command("make-questions")
+    def eval_make_questions(
+        *,
+        corpus: CorpusOpt,
+        n: Annotated[int, typer.Option("--n", min=1, help="How many questions.")],
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="JSON lines in the cpgQA layout.")
+        ],
+        styles: Annotated[
+            str,
+            typer.Option(
+                "--styles",
+                help="Comma-separated: lookup, scenario, sdm (dealt in turn).",
+            ),
+        ] = "lookup,scenario,sdm",
+        seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+        min_words: Annotated[
+            int,
+            typer.Option(
+                "--min-words", min=1, help="Skip sections with fewer words than this."
+            ),
+        ] = 40,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Write a question set from sampled sections, gated; run again to resume."""
+        from veriscribe.service.questions import make_questions, parse_styles
+
+        settings = settings_for(model, base_url)
+        chosen = guarded(lambda: parse_styles(styles))
+
+        def make(on_item: Any = None) -> dict[str, Any]:
+            return run(
+                make_questions(
+                    settings,
+                    corpus,
+                    n,
+                    out,
+                    styles=chosen,
+                    seed=seed,
+                    min_words=min_words,
+                    model=model,
+                    on_item=on_item,
+                )
+            )
+
+        if json_out:
+            render.print_json(make())
+            return
+        with render.question_progress() as show:
+            summary = make(show)
+        render.questions_report(summary)
 
     @eval_app.command("retrieval")
     def eval_retrieval(
@@ -331,6 +421,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = None,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        plot: PlotOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Measure retrieval hit rate at k on a question set with gold sections."""
@@ -363,6 +454,11 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
                 model=model,
             )
         )
+        if plot is not None:
+            from veriscribe.plots import retrieval_plot
+
+            guarded(lambda: retrieval_plot(report, plot))
+            report["plot"] = str(plot)
         if json_out:
             render.print_json(report)
         else:

@@ -439,6 +439,15 @@ def abstract_eval_report(report: dict[str, Any]) -> None:
             console.print(f"... and {len(excluded) - 20} more (see --json)")
     for note in report.get("notes", []):
         console.print(f"[dim]note:[/] {note}", highlight=False, soft_wrap=True)
+    support = report.get("support")
+    if support:
+        console.print(
+            f"claim_support: each abstract sentence judged by {support['model']} "
+            f"({support['samples']} samples, majority) against its "
+            f"{support['evidence_sentences']} best BM25-ranked article sentences",
+            highlight=False,
+            soft_wrap=True,
+        )
     if report.get("plot"):
         console.print(f"plot: {report['plot']}", highlight=False)
 
@@ -864,6 +873,8 @@ def label_report(report: dict[str, Any], labellers: tuple[str, ...]) -> None:
             f"micro_f1 {scores['micro_f1']:.3f} · macro_f1 {scores['macro_f1']:.3f}"
             f" · {scores['seconds']} s"
         )
+    if report.get("plot"):
+        console.print(f"plot: {report['plot']}", highlight=False)
 
 
 def retrieval_report(report: dict[str, Any]) -> None:
@@ -886,3 +897,157 @@ def retrieval_report(report: dict[str, Any]) -> None:
             str(row["seconds"]),
         )
     console.print(table)
+    if report.get("plot"):
+        console.print(f"plot: {report['plot']}", highlight=False)
+
+
+def _share(count: int, total: int) -> str:
+    return f"{100 * count / total:.1f}%" if total else "-"
+
+
+def qa_eval_report(report: dict[str, Any]) -> None:
+    """Render `eval qa`: the claim funnel, coverage by window, tiers, verdicts."""
+    from rich import box
+
+    funnel, rates = report["funnel"], report["rates"]
+    claims = funnel["claims"]
+    table = Table(
+        title=(
+            f"Claim funnel: {report['results']} · {report['answers']} answers · "
+            f"{report['not_found']} not found · {report['errors']} failed"
+        ),
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("stage")
+    table.add_column("claims", justify="right")
+    table.add_column("of claims", justify="right")
+    stages = [
+        ("sentences", funnel["sentences"], ""),
+        ("claims (filter kept)", claims, _share(claims, claims)),
+        ("covered by a citation (CC)", funnel["covered"], None),
+        ("with a verbatim quote", funnel["verbatim"], None),
+        ("supported, lenient", funnel["lenient"], None),
+        ("supported, strict = certified (CCR)", funnel["strict"], None),
+        ("recovered", funnel["recovered"], None),
+        ("certified + recovered (SCR)", funnel["strict"] + funnel["recovered"], None),
+    ]
+    for name, count, shown in stages:
+        table.add_row(
+            name, str(count), _share(count, claims) if shown is None else shown
+        )
+    console.print(table)
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.1f}%"
+
+    console.print(
+        f"VCR {pct(rates['vcr'])} of {report['citations']} citations · "
+        f"CSR strict {pct(rates['csr_strict'])} · CSR lenient {pct(rates['csr_lenient'])}"
+        f" (over {funnel['verbatim']} claims with a verbatim quote)",
+        highlight=False,
+    )
+    windows = Table(
+        title="citation coverage by attribution window k",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    windows.add_column("k", justify="right")
+    windows.add_column("any citation", justify="right")
+    windows.add_column("verbatim citations only", justify="right")
+    for k, row in report["coverage_by_window"].items():
+        windows.add_row(k, pct(row["rate"]), pct(row["verbatim_rate"]))
+    console.print(windows)
+    tiers = Table(title="verbatim tiers", header_style="bold", box=box.SIMPLE_HEAD)
+    tiers.add_column("tier")
+    tiers.add_column("citations", justify="right")
+    tiers.add_column("share", justify="right")
+    for tier, row in report["tiers"].items():
+        tiers.add_row(tier, str(row["count"]), pct(row["share"]))
+    console.print(tiers)
+    judged = Table(
+        title="verdicts and shortfalls", header_style="bold", box=box.SIMPLE_HEAD
+    )
+    judged.add_column("verdict / shortfall")
+    judged.add_column("claims", justify="right")
+    for verdict, count in report["verdicts"].items():
+        judged.add_row(verdict, str(count))
+    for shortfall, count in report["shortfalls"].items():
+        judged.add_row(f"shortfall: {shortfall}", str(count))
+    console.print(judged)
+    agreement = report.get("agreement")
+    if agreement:
+        kappa = agreement["kappa"]
+        console.print(
+            f"judge agreement with {agreement['second']}: {agreement['pairs']} claims "
+            f"judged by both, Cohen's kappa "
+            f"{'-' if kappa is None else f'{kappa:.3f}'}, observed agreement "
+            f"{pct(agreement['observed_agreement'])}"
+            + (f" ({agreement['note']})" if agreement.get("note") else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
+    if report.get("plot"):
+        console.print(f"plot: {report['plot']}", highlight=False)
+
+
+@contextmanager
+def question_progress() -> Iterator[Callable[[dict[str, Any], int], None]]:
+    """Show `eval make-questions` as a progress bar on stderr: kept and dropped so far."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("writing questions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[detail]}"),
+        console=err_console,
+    )
+    counts = {"kept": 0, "dropped": 0}
+    task = progress.add_task("questions", total=None, detail="")
+
+    def update(item: dict[str, Any], total: int) -> None:
+        counts["kept" if item["question"] is not None else "dropped"] += 1
+        progress.update(
+            task,
+            advance=1,
+            total=total,
+            detail=f"{counts['kept']} kept · {counts['dropped']} dropped",
+        )
+
+    with progress:
+        yield update
+
+
+def questions_report(summary: dict[str, Any]) -> None:
+    """Summarise a generated question set."""
+    state = "resumed" if summary["resumed"] else "reused" if summary["reused"] else ""
+    console.print(
+        f"{summary['kept']} questions written to {summary['out']} "
+        f"({summary['dropped']} dropped, {summary['regenerated']} regenerated once) "
+        f"from {summary['documents']} documents of {summary['corpus']}"
+        + (f" · {state}" if state else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table(header_style="bold", box=None)
+    table.add_column("")
+    table.add_column("count", justify="right")
+    for style, count in summary["by_style"].items():
+        table.add_row(f"style {style}", str(count))
+    for reason, count in summary["dropped_by_reason"].items():
+        table.add_row(f"dropped: {reason}", str(count))
+    for reason, count in summary["regenerated_by_reason"].items():
+        table.add_row(f"first attempt failed: {reason}", str(count))
+    table.add_row("eligible sections", str(summary["eligible_sections"]))
+    for reason, count in summary["skipped_sections"].items():
+        table.add_row(f"sections skipped: {reason.replace('_', ' ')}", str(count))
+    console.print(table)
+    usage = summary["usage"]
+    console.print(
+        f"{summary['model']} · {usage['calls']} calls · {usage['prompt_tokens']} prompt + "
+        f"{usage['output_tokens']} output tokens · {summary['seconds']} s",
+        highlight=False,
+    )
+    for note in summary["notes"]:
+        console.print(f"[dim]note:[/] {note}", highlight=False, soft_wrap=True)

@@ -17,16 +17,24 @@ from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Retriever
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
+from veriscribe.store.corpora import section_key
 
 DEFAULT_KS = (1, 3, 5, 10)
 
 
 def read_questions(path: Path, limit: int | None = None) -> list[dict[str, str]]:
-    """Read questions with a gold section: cpgQA layout (``passage_id``) or ``section_id``."""
+    """Read questions with a gold section: cpgQA layout (``passage_id``) or ``section_id``.
+
+    With a ``doc_id`` (as ``eval make-questions`` writes) the gold is that document's
+    section; without, any section with the id counts.
+    """
     questions = []
     for number, item in json_lines(path):
         try:
-            gold = item.get("section_id") or item["passage_id"]
+            gold = str(item.get("section_id") or item["passage_id"])
+            if item.get("doc_id"):
+                # Section ids repeat across documents: match the full key.
+                gold = section_key(str(item["doc_id"]), gold)
             questions.append(
                 {
                     "id": str(item.get("id", number)),

@@ -1,0 +1,220 @@
+"""`veriscribe eval make-questions`: a gated synthetic question set for any corpus.
+
+One checkpointed graph thread per configuration (corpus contents, N, styles, seed,
+minimum section length, model and prompts): running the same command again after a
+crash resumes it, and after it finished rewrites the output from the checkpoint
+without any model call. The output is JSON lines in the cpgQA layout that
+``veriscribe eval retrieval`` reads: ``id``, ``question``, ``style``, ``doc_id``,
+``section_id`` and ``passage_id`` (the section id), plus how the item was made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from veriscribe.checks.question_gates import GATES
+from veriscribe.errors import InputError
+from veriscribe.graphs.questions import build_questions_graph
+from veriscribe.llm.client import LLM, call_scope
+from veriscribe.llm.factory import make_llm
+from veriscribe.nodes.questions import (
+    MIN_WORDS,
+    STYLES,
+    QuestionDeps,
+    QuestionItem,
+    QuestionsState,
+)
+from veriscribe.prompts import load_prompt
+from veriscribe.service.common import open_store
+from veriscribe.service.corpora import require_corpus
+from veriscribe.settings import Settings
+from veriscribe.store import corpora
+
+__all__ = ["make_questions", "parse_styles"]
+
+OnItem = Callable[[QuestionItem, int], None]
+"""Progress: called with each finished item and the number of slots."""
+
+
+def parse_styles(text: str) -> list[str]:
+    """Parse ``lookup,scenario,sdm`` (any subset, in the given order)."""
+    styles = list(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+    unknown = [s for s in styles if s not in STYLES]
+    if unknown or not styles:
+        raise InputError(
+            f"--styles takes a comma-separated subset of {', '.join(STYLES)}, "
+            f"not {text!r}"
+        )
+    return styles
+
+
+def _thread(parts: Sequence[object]) -> str:
+    blob = json.dumps(list(parts), sort_keys=True, default=str)
+    return "questions:" + hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def output_record(corpus: str, item: QuestionItem, model: str) -> dict[str, Any]:
+    """Return the output line of a kept question (cpgQA layout plus provenance)."""
+    return {
+        "id": f"{corpus}-q{item['slot'] + 1:04d}",
+        "question": item["question"],
+        "style": item["style"],
+        "doc_id": item["doc_id"],
+        "section_id": item["section_id"],
+        "passage_id": item["section_id"],
+        "section_title": item["section_title"],
+        "attempts": item["attempts"],
+        "gates": dict.fromkeys(GATES, "pass"),
+        "regenerated_because": [f for r in item["rejected"] for f in r["failed"]],
+        "model": model,
+        "prompt_id": item["prompt_id"],
+    }
+
+
+def _write(path: Path, lines: Sequence[dict[str, Any]]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as handle:
+            for line in lines:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        partial.replace(path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+async def make_questions(
+    settings: Settings,
+    corpus: str,
+    n: int,
+    out: Path,
+    *,
+    styles: Sequence[str] = STYLES,
+    seed: int = 0,
+    min_words: int = MIN_WORDS,
+    model: str | None = None,
+    llm: LLM | None = None,
+    on_item: OnItem | None = None,
+) -> dict[str, Any]:
+    """Generate, gate and write a question set; resume an interrupted one.
+
+    ``llm`` overrides ``model``: a client built by the caller (any chat model).
+
+    Returns:
+        The summary: counts kept and dropped (with the reasons), regenerated, per
+        style and document, sections skipped, model usage and the thread id.
+    """
+    if n < 1:
+        raise InputError("--n must be at least 1")
+    started = time.perf_counter()
+    since = time.time()
+    async with open_store(settings) as store:
+        await require_corpus(store, corpus)
+        if llm is None:
+            llm = make_llm(model or settings.model, settings, store)
+        version = await corpora.corpus_version(store, corpus)
+        prompt_ids = [load_prompt("questions", s).id for s in styles]
+        thread_id = _thread(
+            [corpus, version, n, list(styles), seed, min_words, llm.label, prompt_ids]
+        )
+        saver = AsyncSqliteSaver(store.conn)
+        await saver.setup()
+        graph = build_questions_graph().compile(checkpointer=saver)
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id},
+            "max_concurrency": llm.settings.concurrency,
+        }
+        snapshot = await graph.aget_state(config)
+        resumed = bool(snapshot.next)
+        reused = bool(snapshot.values.get("slots") is not None) and not snapshot.next
+        total = len(snapshot.values.get("slots") or []) or n
+
+        def progress(item: QuestionItem) -> None:
+            if on_item is not None:
+                on_item(item, total)
+
+        if not reused:
+            deps = QuestionDeps(store=store, llm=llm, on_item=progress)
+            graph_input: QuestionsState | None = (
+                None
+                if resumed
+                else {
+                    "corpus": corpus,
+                    "n": n,
+                    "styles": list(styles),
+                    "seed": seed,
+                    "min_words": min_words,
+                }
+            )
+            token = call_scope.set((None, thread_id))
+            try:
+                await graph.ainvoke(graph_input, config, context=deps)
+            finally:
+                call_scope.reset(token)
+            snapshot = await graph.aget_state(config)
+        state = snapshot.values
+        items = sorted(state.get("items", []), key=lambda i: i["slot"])
+        kept = [i for i in items if i["question"] is not None]
+        _write(out, [output_record(corpus, i, llm.label) for i in kept])
+        async with store.conn.execute(
+            "SELECT COALESCE(SUM(outcome != 'cached'), 0), COALESCE(SUM(prompt_tokens), 0),"
+            " COALESCE(SUM(output_tokens), 0) FROM llm_calls WHERE thread_id = ? AND at >= ?",
+            (thread_id, since),
+        ) as cur:
+            row = await cur.fetchone()
+    calls, prompt_tokens, output_tokens = row if row else (0, 0, 0)
+    slots = state.get("slots", [])
+    dropped = [i for i in items if i["question"] is None]
+    notes = []
+    if len(slots) < n:
+        notes.append(
+            f"only {len(slots)} of {n} questions could be sampled: the corpus has "
+            f"{state.get('eligible', 0)} eligible sections and {len(styles)} styles"
+        )
+    return {
+        "out": str(out),
+        "corpus": corpus,
+        "requested": n,
+        "slots": len(slots),
+        "kept": len(kept),
+        "dropped": len(dropped),
+        "dropped_by_reason": dict(
+            sorted(Counter(f for i in dropped for f in i["dropped"]).items())
+        ),
+        "regenerated": sum(bool(i["rejected"]) for i in kept),
+        "regenerated_by_reason": dict(
+            sorted(
+                Counter(
+                    f for i in items for r in i["rejected"][:1] for f in r["failed"]
+                ).items()
+            )
+        ),
+        "by_style": dict(Counter(i["style"] for i in kept)),
+        "documents": len({i["doc_id"] for i in kept}),
+        "eligible_sections": state.get("eligible", 0),
+        "skipped_sections": state.get("skipped", {}),
+        "styles": list(styles),
+        "seed": seed,
+        "model": llm.label,
+        "thread_id": thread_id,
+        "resumed": resumed,
+        "reused": reused,
+        "usage": {
+            "calls": int(calls),
+            "prompt_tokens": int(prompt_tokens),
+            "output_tokens": int(output_tokens),
+        },
+        "seconds": round(time.perf_counter() - started, 2),
+        "notes": notes,
+    }
