@@ -6,6 +6,8 @@ still running, because each finished branch's result is checkpointed as it compl
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy, Send
 
@@ -37,10 +39,9 @@ def build_questions_graph(
     retry = RetryPolicy(max_attempts=max_attempts, retry_on=_retryable)
     graph = StateGraph(QuestionsState, context_schema=QuestionDeps)
     graph.add_node("sample", sample)
-    # Send branches receive their task payload, not the graph state.
-    graph.add_node(  # type: ignore[call-overload]
-        "generate", generate, input_schema=Slot, retry_policy=retry
-    )
+    # Send branches receive their task payload (a Slot), not the graph state.
+    branch: Any = generate
+    graph.add_node("generate", branch, input_schema=Slot, retry_policy=retry)
     graph.add_edge(START, "sample")
     graph.add_conditional_edges("sample", fan_out, ["generate"])
     graph.add_edge("generate", END)

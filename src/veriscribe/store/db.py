@@ -12,6 +12,7 @@ from typing import Any
 
 import aiosqlite
 
+from veriscribe.errors import ConfigError
 from veriscribe.store.migrations import MIGRATIONS
 
 # Several processes (batch workers, a chat) may open the same file: WAL lets readers
@@ -59,7 +60,11 @@ class Store:
         for pragma in _PRAGMAS:
             await conn.execute(pragma)
         store = cls(conn, path)
-        await store.migrate()
+        try:
+            await store.migrate()
+        except BaseException:
+            await conn.close()
+            raise
         return store
 
     async def __aenter__(self) -> Store:
@@ -85,6 +90,13 @@ class Store:
         )
         async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
             done = {row[0] async for row in cur}
+        unknown = sorted(done - {m.name for m in MIGRATIONS})
+        if unknown:
+            raise ConfigError(
+                f"the database {self.path} was written by a newer veriscribe (schema "
+                f"{', '.join(unknown)}); upgrade veriscribe or set VERISCRIBE_DB to "
+                "another file"
+            )
         applied = []
         for migration in MIGRATIONS:
             if migration.name in done:
