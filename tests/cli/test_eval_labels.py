@@ -56,3 +56,19 @@ def test_label_report_renders_a_table(shared_data: Path) -> None:
     result = runner.invoke(app, ["eval", "labels", str(data), "--limit", "5"])
     assert result.exit_code == 0, result.output
     assert "classifier labeller" in result.stdout and "micro_f1" in result.stdout
+
+
+def test_plot_of_per_label_f1(shared_data: Path, tmp_path: Path) -> None:
+    data = shared_data / "biorc800" / "dev.jsonl"
+    png = tmp_path / "labels.png"
+    result = runner.invoke(
+        app, ["eval", "labels", str(data), "--limit", "20", "--plot", str(png)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"plot: {png}" in result.output.replace("\n", "")
+    assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
+    unwritable = runner.invoke(
+        app,
+        ["eval", "labels", str(data), "--limit", "2", "--plot", "/nonexistent/x.png"],
+    )
+    assert unwritable.exit_code == 1 and "cannot write the plot" in unwritable.output

@@ -26,7 +26,8 @@ def cpgqa(shared_data: Path) -> Path:
     return shared_data / "guidelines" / "cpgqa" / "questions.jsonl"
 
 
-def test_eval_retrieval_bm25_and_llm_on_cpgqa(cpgqa: Path) -> None:
+def test_eval_retrieval_bm25_and_llm_on_cpgqa(cpgqa: Path, tmp_path: Path) -> None:
+    png = tmp_path / "hits.png"
     result = runner.invoke(
         app,
         [
@@ -45,11 +46,14 @@ def test_eval_retrieval_bm25_and_llm_on_cpgqa(cpgqa: Path) -> None:
             "--model",
             "sim",
             "--json",
+            "--plot",
+            str(png),
         ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["questions"] == 30
+    assert report["plot"] == str(png) and png.read_bytes()[:4] == b"\x89PNG"
     bm25 = report["retrievers"]["bm25"]
     assert bm25["hit_rate_at_5"] >= 0.8  # measured 0.962 on all 236 questions
     assert bm25["hit_rate_at_1"] <= bm25["hit_rate_at_5"] <= bm25["hit_rate_at_10"]
