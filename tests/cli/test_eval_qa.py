@@ -155,3 +155,53 @@ def test_wrong_input_is_one_error_line(tmp_path: Path) -> None:
     broken.write_text('{"funnel": {')
     with pytest.raises(InputError, match="not JSON"):
         read_results(broken)
+
+
+def test_a_question_set_is_answered_then_scored(tmp_path: Path) -> None:
+    added = runner.invoke(
+        app, ["corpus", "add", "htn", str(GUIDELINE), "--model", "sim", "--json"]
+    )
+    assert added.exit_code == 0, added.output
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        "\n".join(
+            json.dumps(q)
+            for q in [
+                {
+                    "id": "a",
+                    "question": "How is blood pressure measured?",
+                    "doc_id": "hypertension",
+                    "section_id": "diagnosis",
+                },
+                {"id": "b", "question": "How much sodium?", "passage_id": "lifestyle"},
+                {"id": "c", "question": "   ", "passage_id": "lifestyle"},
+            ]
+        )
+        + "\n"
+    )
+    out = tmp_path / "answers.jsonl"
+    args = ["ask", "--corpus", "htn", "--questions", str(questions), "--out", str(out)]
+    first = runner.invoke(
+        app, [*args, "--retriever", "bm25", "--model", "sim", "--json"]
+    )
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)
+    assert summary["answered"] == 2 and summary["reused"] == 0
+    assert summary["failed"] == [{"id": "c", "reason": "the question is empty"}]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    assert lines[0]["gold_section"] == "hypertension:diagnosis"
+    assert all("funnel" in line and "claims" in line for line in lines)
+
+    # Again: every answer comes from its finished thread, without a model call.
+    again = runner.invoke(
+        app, [*args, "--retriever", "bm25", "--model", "sim", "--json"]
+    )
+    repeat = json.loads(again.stdout)
+    assert repeat["reused"] == 2 and repeat["usage"]["calls"] == 0
+    assert eval_qa(out)["answers"] == 2
+
+    both = runner.invoke(
+        app, ["ask", "What?", "--corpus", "htn", "--questions", str(questions)]
+    )
+    assert both.exit_code == 1 and "either a QUESTION" in both.output

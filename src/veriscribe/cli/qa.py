@@ -187,9 +187,27 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
 
     @app.command()
     def ask(
-        question: Annotated[str, typer.Argument(help="The clinical question.")],
+        question: Annotated[
+            str | None,
+            typer.Argument(help="The clinical question (or --questions FILE)."),
+        ] = None,
         *,
         corpus: CorpusOpt,
+        questions: Annotated[
+            Path | None,
+            typer.Option(
+                "--questions",
+                help="Answer a question set (JSON lines, cpgQA layout) into --out.",
+            ),
+        ] = None,
+        out: Annotated[
+            Path | None,
+            typer.Option("--out", "-o", help="With --questions: one result per line."),
+        ] = None,
+        limit: Annotated[
+            int | None,
+            typer.Option("--limit", min=1, help="With --questions: the first N only."),
+        ] = None,
         retriever: RetrieverOpt = "llm",
         k: Annotated[
             int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
@@ -212,6 +230,34 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         options = QAOptions(
             retriever=retriever, k=k, candidates=candidates, judge=not no_judge
         )
+        if questions is not None or question is None:
+            if question is not None or questions is None or out is None:
+                render.error_line(
+                    "give either a QUESTION, or --questions FILE with --out FILE"
+                )
+                raise typer.Exit(1)
+
+            def answer_all(on_answer: Any = None) -> dict[str, Any]:
+                return run(
+                    qa_service.ask_questions(
+                        settings,
+                        corpus,
+                        questions,
+                        out,
+                        options=options,
+                        model=model,
+                        limit=limit,
+                        on_answer=on_answer,
+                    )
+                )
+
+            if json_out:
+                render.print_json(answer_all())
+                return
+            with render.answer_set_progress() as advance:
+                summary = answer_all(advance)
+            render.answer_set_report(summary)
+            return
         if json_out:
             render.print_json(
                 run(

@@ -1051,3 +1051,42 @@ def questions_report(summary: dict[str, Any]) -> None:
     )
     for note in summary["notes"]:
         console.print(f"[dim]note:[/] {note}", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def answer_set_progress() -> Iterator[Callable[[dict[str, Any], int, int], None]]:
+    """Show `ask --questions` as a progress bar on stderr."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("answering"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[detail]}"),
+        console=err_console,
+    )
+    task = progress.add_task("answers", total=None, detail="")
+
+    def update(result: dict[str, Any], done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total, detail=funnel_line(result))
+
+    with progress:
+        yield update
+
+
+def answer_set_report(summary: dict[str, Any]) -> None:
+    """Summarise `ask --questions`."""
+    usage = summary["usage"]
+    console.print(
+        f"{summary['answered']} of {summary['questions']} questions answered into "
+        f"{summary['out']} ({summary['reused']} reused from earlier runs; "
+        f"{summary['gold_read']} read their gold section) · {usage['calls']} calls · "
+        f"{summary['seconds']} s",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for failure in summary["failed"]:
+        console.print(
+            f"not answered: {failure['id']}: {failure['reason']}", highlight=False
+        )
+    console.print(f"score them: veriscribe eval qa {summary['out']}", highlight=False)

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -16,7 +17,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe.checks.markers import parse_markers
-from veriscribe.errors import InputError
+from veriscribe.errors import ContextOverflow, InputError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.llm.client import LLM, call_scope
 from veriscribe.llm.factory import make_llm
@@ -25,6 +26,7 @@ from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Turn, turn_inp
 from veriscribe.prompts import load_prompt
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
+from veriscribe.service.retrieval_eval import is_hit, read_questions
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.db import Store
@@ -351,3 +353,73 @@ class ChatSession:
 def with_options(options: QAOptions, **changes: Any) -> QAOptions:
     """Return options with the given non-None fields replaced."""
     return replace(options, **{k: v for k, v in changes.items() if v is not None})
+
+
+OnAnswer = Callable[[dict[str, Any], int, int], None]
+"""Progress of a question set: a result, how many are done, how many in all."""
+
+
+async def ask_questions(
+    settings: Settings,
+    corpus: str,
+    questions_path: Path,
+    out: Path,
+    *,
+    options: QAOptions | None = None,
+    model: str | None = None,
+    limit: int | None = None,
+    on_answer: OnAnswer | None = None,
+) -> dict[str, Any]:
+    """Answer every question of a set and write one checked result per line.
+
+    Each question is its own checkpointed thread, so running the same set again reuses
+    the finished answers without a model call and continues where a crash stopped; the
+    output is written afresh each time. A question whose answer cannot be made (it is
+    empty, or too long for the model's context) is counted with its reason; a backend
+    that fails stops the run.
+
+    Returns:
+        The summary: answered, failed (with reasons), reused, model usage, and how many
+        answers read their question's gold section.
+    """
+    questions = read_questions(questions_path, limit)
+    failures: list[dict[str, str]] = []
+    answered = reused = gold_read = 0
+    usage = {"calls": 0, "prompt_tokens": 0, "output_tokens": 0}
+    started = time.perf_counter()
+    try:
+        handle = out.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror}") from exc
+    with handle:
+        for done, item in enumerate(questions, 1):
+            try:
+                result = await ask(
+                    settings, corpus, item["question"], options=options, model=model
+                )
+            except (ContextOverflow, InputError) as exc:
+                failures.append({"id": item["id"], "reason": exc.user_message})
+                continue
+            hit = any(is_hit(item["gold"], key) for key in result["read_set"])
+            result = {"id": item["id"], "gold_section": item["gold"], **result}
+            result["gold_read"] = hit
+            handle.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+            handle.flush()
+            answered += 1
+            reused += bool(result.get("reused"))
+            gold_read += hit
+            for key in usage:
+                usage[key] += int(result.get("usage", {}).get(key, 0))
+            if on_answer is not None:
+                on_answer(result, done, len(questions))
+    return {
+        "out": str(out),
+        "corpus": corpus,
+        "questions": len(questions),
+        "answered": answered,
+        "reused": reused,
+        "failed": failures,
+        "gold_read": gold_read,
+        "usage": usage,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
