@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -62,3 +63,18 @@ def guarded(action: Callable[[], T]) -> T:
     except VeriscribeError as exc:
         render.error_line(exc.user_message)
         raise typer.Exit(1) from exc
+
+
+def json_or_live(
+    json_out: bool,
+    call: Callable[[Any], dict[str, Any]],
+    progress: Callable[[], AbstractContextManager[Any]],
+    report: Callable[[dict[str, Any]], None],
+) -> None:
+    """Print ``call(None)`` as JSON, or run ``call`` under a live view and report it."""
+    if json_out:
+        render.print_json(call(None))
+        return
+    with progress() as update:
+        result = call(update)
+    report(result)

@@ -18,6 +18,7 @@ from veriscribe.cli.common import (
     ModelOpt,
     PlotOpt,
     guarded,
+    json_or_live,
     run,
     settings_for,
 )
@@ -237,7 +238,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
                 )
                 raise typer.Exit(1)
 
-            def answer_all(on_answer: Any = None) -> dict[str, Any]:
+            def answer_all(on_answer: Any) -> dict[str, Any]:
                 return run(
                     qa_service.ask_questions(
                         settings,
@@ -251,12 +252,12 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
                     )
                 )
 
-            if json_out:
-                render.print_json(answer_all())
-                return
-            with render.answer_set_progress() as advance:
-                summary = answer_all(advance)
-            render.answer_set_report(summary)
+            json_or_live(
+                json_out,
+                answer_all,
+                render.answer_set_progress,
+                render.answer_set_report,
+            )
             return
         if json_out:
             render.print_json(
@@ -423,7 +424,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         settings = settings_for(model, base_url)
         chosen = guarded(lambda: parse_styles(styles))
 
-        def make(on_item: Any = None) -> dict[str, Any]:
+        def make(on_item: Any) -> dict[str, Any]:
             return run(
                 make_questions(
                     settings,
@@ -438,12 +439,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
                 )
             )
 
-        if json_out:
-            render.print_json(make())
-            return
-        with render.question_progress() as show:
-            summary = make(show)
-        render.questions_report(summary)
+        json_or_live(json_out, make, render.question_progress, render.questions_report)
 
     @eval_app.command("retrieval")
     def eval_retrieval(
