@@ -232,6 +232,29 @@ async def test_one_repair_fixes_the_facet(store: Store) -> None:
     assert results["status"] == "ok" and result["fallbacks"] == []
 
 
+async def test_a_reply_cut_at_the_token_limit_keeps_its_complete_sentences(
+    store: Store,
+) -> None:
+    """Small models ramble until max_tokens: the summary survives, its cut tail not."""
+
+    def facet(prompt: str) -> str:
+        name = facet_of(prompt)
+        if name == "methods":  # cut inside the (discarded) reasoning
+            return '{"summary": "Patients got antibiotics early.", "reasoning": "Becau'
+        if name == "results":  # cut inside the summary itself
+            return '{"summary": "Mortality fell by a third. Length of stay was sh'
+        return json.dumps({"summary": f"Summary of {name}.", "reasoning": "r"})
+
+    chat = ScriptedChatModel(responder=responder(facet=facet))
+    result = await run(store, scripted_llm(chat))
+    by_name = {f["name"]: f for f in result["facets"]}
+    assert by_name["methods"]["status"] == "ok"
+    assert by_name["methods"]["summary"] == "Patients got antibiotics early."
+    assert by_name["results"]["summary"] == "Mortality fell by a third."
+    assert result["fallbacks"] == []
+    assert not [p for p, _ in chat.calls if "not usable" in p]  # no repair needed
+
+
 async def test_refine_failure_keeps_the_draft_and_says_so(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder(refine=lambda p: "not json at all"))
     result = await run(store, scripted_llm(chat))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.llm.client import LLM, Usage
@@ -64,10 +65,38 @@ DISPLAY = {
 
 
 class SummaryFull(BaseModel):
-    """A facet summary with the paper's discarded reasoning field."""
+    """A facet summary with the paper's discarded reasoning field.
+
+    The schema the model must follow requires both fields, but a reply cut at the
+    token limit inside ``reasoning`` (small models ramble there) still has its whole
+    summary: the missing reasoning is taken as empty rather than failing the facet.
+    """
 
     summary: str
     reasoning: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reasoning_may_be_cut(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "summary" in data and "reasoning" not in data:
+            return {**data, "reasoning": ""}
+        return data
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
+
+
+def complete_sentences(summary: str) -> str:
+    """Drop an unfinished last sentence (a reply cut at the token limit).
+
+    A summary that does not end a sentence keeps the text up to its last sentence end;
+    one with no sentence end at all is kept as it is.
+    """
+    text = summary.strip()
+    if not text or _SENTENCE_END.search(text[-3:]) is not None:
+        return text
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[: ends[-1].end()] if ends else text
 
 
 class SummaryLean(BaseModel):
@@ -234,7 +263,7 @@ class FacetSummariser:
             max_tokens=SUMMARY_TOKENS,
         )
         self._account(prompt.id, result.usage, result.seconds)
-        return result.value.summary.strip()
+        return complete_sentences(result.value.summary)
 
     async def _elements(self, text: str) -> str:
         prompt = load_prompt("abstract", "elements_si_cot")
@@ -262,7 +291,7 @@ class FacetSummariser:
                     max_tokens=SUMMARY_TOKENS,
                 )
                 self._account(prompt.id, result.usage, result.seconds)
-                merged.append(result.value.summary.strip())
+                merged.append(complete_sentences(result.value.summary))
             if len(merged) == 1:
                 return merged[0]
             if len(merged) >= len(summaries):
