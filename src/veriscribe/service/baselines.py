@@ -46,6 +46,7 @@ from veriscribe.errors import (
 from veriscribe.llm.client import LLM, Usage
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.refine import ABSTRACT_TOKENS, AbstractLean
+from veriscribe.nodes.abstract.replies import complete_sentences
 from veriscribe.nodes.abstract.summarize_facet import output_format, split_sentences
 from veriscribe.prompts import Prompt, load_prompt
 from veriscribe.service.common import open_store
@@ -378,7 +379,7 @@ async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
             attempt += 1
             if not exc.retryable or attempt > llm.settings.retries:
                 raise
-    abstract = completion.value.abstract.strip()
+    abstract = complete_sentences(completion.value.abstract)
     if not abstract:
         raise StructuredOutputError("the model returned an empty abstract")
     fallbacks = []

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.nodes.abstract.facets import FACETS, THREE_FACETS
 from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.nodes.abstract.replies import WithReasoning, complete_sentences
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
 from veriscribe.nodes.abstract.summarize_facet import output_format
 from veriscribe.prompts import load_prompt
@@ -18,7 +19,7 @@ from veriscribe.prompts import load_prompt
 ABSTRACT_TOKENS = 600
 
 
-class AbstractFull(BaseModel):
+class AbstractFull(WithReasoning):
     """The refined abstract with the paper's discarded reasoning field."""
 
     abstract: str
@@ -74,7 +75,7 @@ async def refine(
             "refined": False,
             "fallbacks": [f"refine_failed: {exc.user_message}"],
         }
-    abstract = getattr(result.value, "abstract", "").strip()
+    abstract = complete_sentences(getattr(result.value, "abstract", ""))
     fallbacks = []
     if not abstract:
         abstract = draft

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.llm.client import LLM, Usage
 from veriscribe.nodes.abstract.facets import first_sentence
+from veriscribe.nodes.abstract.replies import WithReasoning, complete_sentences
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractOptions,
@@ -64,39 +64,11 @@ DISPLAY = {
 }
 
 
-class SummaryFull(BaseModel):
-    """A facet summary with the paper's discarded reasoning field.
-
-    The schema the model must follow requires both fields, but a reply cut at the
-    token limit inside ``reasoning`` (small models ramble there) still has its whole
-    summary: the missing reasoning is taken as empty rather than failing the facet.
-    """
+class SummaryFull(WithReasoning):
+    """A facet summary with the paper's discarded reasoning field."""
 
     summary: str
     reasoning: str
-
-    @model_validator(mode="before")
-    @classmethod
-    def _reasoning_may_be_cut(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "summary" in data and "reasoning" not in data:
-            return {**data, "reasoning": ""}
-        return data
-
-
-_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
-
-
-def complete_sentences(summary: str) -> str:
-    """Drop an unfinished last sentence (a reply cut at the token limit).
-
-    A summary that does not end a sentence keeps the text up to its last sentence end;
-    one with no sentence end at all is kept as it is.
-    """
-    text = summary.strip()
-    if not text or _SENTENCE_END.search(text[-3:]) is not None:
-        return text
-    ends = list(_SENTENCE_END.finditer(text))
-    return text[: ends[-1].end()] if ends else text
 
 
 class SummaryLean(BaseModel):

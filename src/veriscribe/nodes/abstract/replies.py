@@ -1,0 +1,47 @@
+"""Model replies of the abstract job that survive being cut at the token limit.
+
+Small models often ramble until ``max_tokens``. The schemas put the text that is used
+first (``summary``, ``abstract``) and the paper's discarded ``reasoning`` field last, so
+a reply cut inside ``reasoning`` still holds all the text that matters: the missing
+reasoning is then taken as empty instead of failing the call (the schema the model must
+follow still requires it). A text cut inside itself loses its unfinished last sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, model_validator
+
+__all__ = ["WithReasoning", "complete_sentences"]
+
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
+
+
+class WithReasoning(BaseModel):
+    """A reply with a trailing ``reasoning`` field that may have been cut off.
+
+    Subclasses declare their text field first and ``reasoning: str`` last (fields of
+    a base class would come first in the schema, and so first in the reply).
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reasoning_may_be_cut(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data and "reasoning" not in data:
+            return {**data, "reasoning": ""}
+        return data
+
+
+def complete_sentences(text: str) -> str:
+    """Drop an unfinished last sentence (a reply cut at the token limit).
+
+    A text that does not end a sentence keeps what comes up to its last sentence end;
+    one with no sentence end at all is kept as it is.
+    """
+    text = text.strip()
+    if not text or _SENTENCE_END.search(text[-3:]) is not None:
+        return text
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[: ends[-1].end()] if ends else text
