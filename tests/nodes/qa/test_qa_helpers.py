@@ -279,12 +279,21 @@ def bag_of_letters(texts: list[str]) -> Any:
     return vectors
 
 
-def test_dense_windows_are_mean_pooled_and_ranked() -> None:
+def test_dense_questions_are_mean_pooled_and_sections_ranked() -> None:
     assert windows("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
     pooled = embed(bag_of_letters, ["zzzz " * 500])
     assert pooled.shape == (1, 26) and abs(float(np.linalg.norm(pooled)) - 1) < 1e-5
     index = DenseIndex(bag_of_letters, ["x", "y"], ["xxxx yyyy", "qqqq"])
     assert [key for key, _ in index.search("qq", 2)] == ["y", "x"]
+
+
+def test_a_section_scores_as_its_best_window() -> None:
+    # "a" is one window of section x among many of "b"; mean-pooling would bury it.
+    long_x = "aaaa " + "bbbb " * 60
+    index = DenseIndex(bag_of_letters, ["x", "y"], [long_x, "abab cccc"], window=5)
+    assert [key for key, _ in index.search("aaaa", 2)] == ["x", "y"]
+    assert index.search("aaaa", 1)[0][1] == pytest.approx(1.0)
+    assert len(index.vectors) == len(windows(long_x, 5)) + 2
 
 
 def test_dense_without_the_model_package_is_a_clear_error() -> None:
