@@ -77,6 +77,12 @@ def test_a_plain_word_id_is_not_a_name() -> None:
             "I am 70 and worried. Should I stop?",
         ),
         ("\n\n", ""),
+        (
+            "Patient age: 65 years old\nCondition: chronic pain\n"
+            "Question: Should the dose be lowered?\nAnswer: yes",
+            "Patient age: 65 years old. Condition: chronic pain. Should the dose be lowered?",
+        ),
+        ("A 35-year-old man\n1\n2\n3\n4\n5\n6\nWhat now?", "A 35-year-old man."),
     ],
 )
 def test_clean_question(reply: str, question: str) -> None:

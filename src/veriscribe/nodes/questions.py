@@ -41,7 +41,9 @@ MIN_WORDS = 40
 """Sections with fewer words than this are too short to ask about."""
 MAX_SECTION_CHARS = 4000
 """The section text shown to the model is cut here (at a word boundary)."""
-MAX_TOKENS = {"lookup": 80, "scenario": 140, "sdm": 140}
+MAX_TOKENS = {"lookup": 80, "scenario": 200, "sdm": 160}
+MAX_LINES = 6
+"""Lines of a reply searched for the question when it does not come on the first."""
 
 ADMINISTRATIVE = re.compile(
     r"bibliograph|source\(?s?\)? of funding|funding|disclos|conflicts? of interest|"
@@ -211,15 +213,25 @@ async def sample(
 
 
 def clean_question(reply: str) -> str:
-    """Return the question in a model reply: its first line, labels and quotes removed."""
+    """Return the question in a model reply: labels, quotes and markup removed.
+
+    The reply should be one line. When a small model spreads a scenario over several
+    lines ("Patient: 65 years old" / "Question: ...?"), the lines up to the first one
+    that asks something are joined; the text ends at that line's last question mark.
+    """
+    kept: list[str] = []
     for line in reply.splitlines():
         text = _LABEL.sub("", line.strip()).strip().strip("*_`\"'\u201c\u201d ").strip()
         if not text:
             continue
         if "?" in text:
-            text = text[: text.rindex("?") + 1]
-        return " ".join(text.split())
-    return ""
+            kept.append(text[: text.rindex("?") + 1])
+            break
+        kept.append(text if text[-1] in ".!:;," else text + ".")
+        if len(kept) == MAX_LINES:
+            kept = kept[:1]  # no question within reach: keep the first line only
+            break
+    return " ".join(" ".join(kept).split())
 
 
 def _cut(text: str, limit: int = MAX_SECTION_CHARS) -> str:
