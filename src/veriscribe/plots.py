@@ -93,11 +93,20 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
         }
         records["a"] = [r for r in records["a"] if r["id"] in shared]
         records["b"] = [r for r in other["per_article"] if r["id"] in shared]
+    # Box labels name the model only where the two sides differ in it (the heading
+    # always does): two long identical names side by side would overprint.
+    same_model = other is not None and report.get("models") == other.get("models")
+
+    def label(side: Mapping[str, Any]) -> str:
+        if same_model:
+            return _short(Path(str(side["results"])).name, 26)
+        return _name(side, "\n")
+
     series: list[tuple[str, str, Sequence[Mapping[str, Any]]]] = [
-        ("a", _name(report, "\n"), records["a"])
+        ("a", label(report), records["a"])
     ]
     if other:
-        series.append(("b", _name(other, "\n"), records["b"]))
+        series.append(("b", label(other), records["b"]))
     metrics = [
         m
         for m, entry in report["metrics"].items()
