@@ -22,8 +22,10 @@ from veriscribe.store.migrations import MIGRATIONS
 # that stale snapshot fails at once with "database is locked" when another process has
 # written meanwhile (WAL cannot upgrade a stale snapshot; the busy timeout does not help).
 _PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
+    # The busy timeout first: switching to WAL takes a lock, and without a timeout a
+    # second process opening the file at that moment fails at once ("locked").
     "PRAGMA busy_timeout=30000",
+    "PRAGMA journal_mode=WAL",
     "PRAGMA foreign_keys=ON",
     "PRAGMA synchronous=NORMAL",
 )
