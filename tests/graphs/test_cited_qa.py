@@ -279,6 +279,24 @@ async def test_claim_filter_decides_what_is_checked(store: Store) -> None:
     assert result["funnel"]["sentences"] == 2 and result["funnel"]["claims"] == 1
 
 
+async def test_a_filter_that_rejects_every_sentence_is_not_believed(
+    store: Store,
+) -> None:
+    answer = (
+        "Here is what the guideline says. "
+        + f"{SENT_DIAG} "
+        + cite(DIAGNOSIS, "at least two separate occasions")
+    )
+    script = Script(answer=answer, claims=lambda n: [False] * n)
+    result = await ask(store, script)
+    assert result["funnel"]["sentences"] == 2 and result["funnel"]["claims"] == 2
+    assert any("every sentence a non-claim" in note for note in result["notes"])
+    # One sentence that is no claim is believed: "not found"-style remarks exist.
+    single = Script(answer="Here is what the guideline says.", claims=lambda n: [False])
+    alone = await ask(store, single, thread="t2", question="Anything else?")
+    assert alone["funnel"]["claims"] == 0
+
+
 async def test_elided_risky_quote_never_certifies(store: Store) -> None:
     # The ellipsis skips "should not be combined": every fragment matches, yet the
     # omitted text holds a negation.

@@ -3,7 +3,8 @@
 The answer is flattened, its markers stripped with their positions recorded, the prose
 split into sentences with pySBD and pieces under 15 characters dropped (all in
 :func:`veriscribe.checks.markers.split_claim_units`); the model then names the
-sentences that state no checkable clinical claim, and the rest are the claims.
+sentences that state no checkable clinical claim, and the rest are the claims. A reply
+that calls every sentence of a several-sentence answer a non-claim is not believed.
 """
 
 from __future__ import annotations
@@ -88,6 +89,14 @@ async def filter_claims(state: QAState, runtime: Runtime[QADeps]) -> dict[str, A
                 max_tokens=TOKENS_PER_SENTENCE * len(texts) + 16,
             )
             flags = flags_from(reply.value, len(texts))
+            if len(texts) > 1 and not any(flags):
+                # An answer of several sentences with no claim at all contradicts the
+                # filter's premise; small models reply so by listing every number.
+                flags = [True] * len(texts)
+                notes.append(
+                    "claim filter called every sentence a non-claim; ignored: every "
+                    "sentence is a claim"
+                )
         except StructuredOutputError as exc:
             # Checking too much is safer than checking too little.
             flags = [True] * len(texts)
