@@ -31,6 +31,8 @@ def judge_by_claim(prompt: str, _: dict[str, Any]) -> str:
     """Support what the quotes state; 'Vaccination' appears in no article sentence."""
     claim = prompt.split("Claim: ", 1)[1].split("\n", 1)[0]
     quotes = prompt.split("Quotes:\n", 1)[1]
+    if f'"{claim}"' in quotes:  # a sentence quoted word for word supports itself
+        return '{"verdict": "fully_supported", "shortfall": "none"}'
     if claim.startswith("Traps"):
         assert "3,412 female" in quotes  # the best-ranked article sentence is quoted
         return '{"verdict": "fully_supported", "shortfall": "none"}'
@@ -105,3 +107,30 @@ async def test_eval_abstracts_adds_support_metrics(tmp_path: Path) -> None:
         "not_supported": 1,
     }
     assert report["support"]["samples"] == 3
+    # The judge check: an article sentence judged against its own article.
+    assert report["support"]["calibration"]["share"] == 1.0
+    assert not [n for n in report["notes"] if "not meaningful" in n]
+
+
+async def test_a_judge_that_fails_its_own_check_is_flagged(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        json.dumps(
+            {"id": "d", "abstract": ABSTRACT, "reference": "x y z.", "source": "d.txt"}
+        )
+    )
+    (tmp_path / "d.txt").write_text(BODY)
+
+    def contrary(prompt: str, _: dict[str, Any]) -> str:
+        return '{"verdict": "contradicted", "shortfall": "none"}'
+
+    async with open_store(Settings()) as store:
+        checker = SupportChecker(scripted_llm(contrary, store=store), store, samples=1)
+        report = await eval_abstracts(results, support=checker, resamples=100)
+    assert report["support"]["calibration"] == {
+        "sentences": 1,
+        "fully_supported": 0,
+        "share": 0.0,
+        "verdicts": {"contradicted": 1},
+    }
+    assert any("claim_support is not meaningful" in n for n in report["notes"])

@@ -448,6 +448,13 @@ def abstract_eval_report(report: dict[str, Any]) -> None:
             highlight=False,
             soft_wrap=True,
         )
+        check = support.get("calibration") or {}
+        if check.get("sentences"):
+            console.print(
+                f"judge check: {check['fully_supported']} of {check['sentences']} article "
+                "sentences judged fully supported by their own article",
+                highlight=False,
+            )
     if report.get("plot"):
         console.print(f"plot: {report['plot']}", highlight=False)
 

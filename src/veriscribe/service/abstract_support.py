@@ -42,6 +42,10 @@ EVIDENCE = 4
 EVIDENCE_CHARS = 1600
 """At most this many characters of quotes per judgement (the best-ranked first)."""
 SUPPORT_METRICS = ("claim_support", "claim_support_lenient")
+CALIBRATION_SENTENCES = 5
+"""Article sentences judged against their own article to check the judge."""
+CALIBRATION_FLOOR = 0.8
+"""Below this share of self-supported sentences, the support figures are flagged."""
 
 _LENIENT = ("fully_supported", "partially_supported")
 
@@ -92,6 +96,8 @@ class SupportChecker:
         self._samples = samples
         self._label = llm.label
         self._on_sentence = on_sentence
+        self._bodies: list[str] = []
+        self.calibration: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
         """Return how the support figures were made, for the report."""
@@ -100,7 +106,34 @@ class SupportChecker:
             "samples": self._samples,
             "evidence_sentences": self._evidence,
             "judge": "the cited QA support judge, quotes = BM25-ranked article sentences",
+            "calibration": self.calibration,
         }
+
+    async def calibrate(self, count: int = CALIBRATION_SENTENCES) -> dict[str, Any]:
+        """Judge article sentences against their own articles: a check of the judge.
+
+        Each sentence is among its own quotes, so a usable judge calls it fully
+        supported. The share it does is the ceiling of ``claim_support`` for this judge;
+        far below 1 the figure says more about the judge than about the abstracts.
+        """
+        sentences = []
+        for body in self._bodies:
+            found = [s.text for s in split_sentences(body) if len(s.text) >= 60]
+            if found:
+                sentences.append((found[len(found) // 2], body))
+        sentences = sentences[:count]
+        verdicts = [
+            (await self.check(sentence, body, remember=False)).verdicts[0]
+            for sentence, body in sentences
+        ]
+        supported = sum(v == "fully_supported" for v in verdicts)
+        self.calibration = {
+            "sentences": len(verdicts),
+            "fully_supported": supported,
+            "share": round(supported / len(verdicts), 4) if verdicts else None,
+            "verdicts": dict(Counter(v or "unjudged" for v in verdicts)),
+        }
+        return self.calibration
 
     def evidence_for(
         self, index: BM25Index, article: Sequence[str], claim: str
@@ -117,8 +150,12 @@ class SupportChecker:
             size += len(text)
         return [article[i] for i in sorted(chosen)]
 
-    async def check(self, abstract: str, body: str) -> ArticleSupport:
+    async def check(
+        self, abstract: str, body: str, *, remember: bool = True
+    ) -> ArticleSupport:
         """Judge every sentence of ``abstract`` against the article ``body``."""
+        if remember and len(self._bodies) < CALIBRATION_SENTENCES:
+            self._bodies.append(body)
         claims = [s.text for s in split_sentences(abstract)]
         article = [s.text for s in split_sentences(body)]
         verdicts: list[str | None] = []

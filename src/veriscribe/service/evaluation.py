@@ -36,7 +36,11 @@ from veriscribe.metrics.tokens import tokenize
 from veriscribe.nodes.abstract.divide import label_with_model
 from veriscribe.nodes.abstract.entities import _alias_index
 from veriscribe.nodes.abstract.labeller import Labeller
-from veriscribe.service.abstract_support import SUPPORT_METRICS, SupportChecker
+from veriscribe.service.abstract_support import (
+    CALIBRATION_FLOOR,
+    SUPPORT_METRICS,
+    SupportChecker,
+)
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 
@@ -722,8 +726,17 @@ async def eval_abstracts(
     report["reference"] = list(reference) if reference else None
     report["reference_mode"] = refs.mode
     report["keyphrases"] = keyphrases
+    support_notes = []
     if support is not None:
+        calibration = await support.calibrate()
         report["support"] = support.describe()
+        share = calibration["share"]
+        if share is not None and share < CALIBRATION_FLOOR:
+            support_notes.append(
+                "claim_support is not meaningful with this judge: it called only "
+                f"{calibration['fully_supported']} of {calibration['sentences']} article "
+                "sentences fully supported by their own article (judge check)"
+            )
     absent = [n for n, m in report["metrics"].items() if m.get("note")]
     notes = [
         f"{name}: {report['metrics'][name]['note']}"
@@ -744,7 +757,7 @@ async def eval_abstracts(
             "counts the reference's TextRank key phrases instead"
         )
     notes += [f"reference file skipped: {problem}" for problem in refs.problems]
-    report["notes"] = notes
+    report["notes"] = notes + support_notes
     if against is not None:
         other = await _evaluate(against, refs, aliases, keyphrases, support)
         report["against"] = other
