@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from veriscribe import __version__
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
 from veriscribe.errors import InputError
 from veriscribe.graphs.abstract import (
@@ -34,8 +35,12 @@ OnEvent = Callable[[str, dict[str, Any]], None]
 
 
 def thread_id(doc_key: str, options: AbstractOptions, llm: LLM) -> str:
-    """Return the graph thread of an article under one configuration and model."""
-    model = hashlib.sha256(llm.label.encode()).hexdigest()[:8]
+    """Return the graph thread of an article under one configuration and model.
+
+    The release is part of it: a new veriscribe starts new threads rather than reuse
+    results its predecessor made (the response cache keeps unchanged calls free).
+    """
+    model = hashlib.sha256(f"{llm.label}|{__version__}".encode()).hexdigest()[:8]
     return f"abstract:{doc_key}:{options.key()}:{model}"
 
 

@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from veriscribe import __version__
 from veriscribe.checks.markers import parse_markers
 from veriscribe.errors import ContextOverflow, InputError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
@@ -159,7 +160,13 @@ async def ask(
         llm = make_llm(model or settings.model, settings, store)
         version = await db.corpus_version(store, corpus)
         tid = "qa:" + _digest(
-            corpus, version, question, opts.key(), llm.label, prompts_version()
+            corpus,
+            version,
+            question,
+            opts.key(),
+            llm.label,
+            prompts_version(),
+            __version__,
         )
         graph = await compiled_graph(store, llm.settings.retries + 1)
         deps = QADeps(store=store, llm=llm, options=opts)
@@ -237,6 +244,8 @@ async def verify_answer(
             keys,
             options.key(),
             llm.label if llm else None,
+            prompts_version(),
+            __version__,
         )
         graph = await compiled_graph(store, (llm.settings.retries + 1) if llm else 1)
         deps = QADeps(store=store, llm=llm, options=options)

@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from veriscribe import __version__
 from veriscribe.checks.question_gates import GATES
 from veriscribe.errors import InputError
 from veriscribe.graphs.questions import build_questions_graph
@@ -126,7 +127,17 @@ async def make_questions(
         version = await corpora.corpus_version(store, corpus)
         prompt_ids = [load_prompt("questions", s).id for s in styles]
         thread_id = _thread(
-            [corpus, version, n, list(styles), seed, min_words, llm.label, prompt_ids]
+            [
+                corpus,
+                version,
+                n,
+                list(styles),
+                seed,
+                min_words,
+                llm.label,
+                prompt_ids,
+                __version__,
+            ]
         )
         saver = AsyncSqliteSaver(store.conn)
         await saver.setup()
