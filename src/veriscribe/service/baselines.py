@@ -49,7 +49,7 @@ from veriscribe.nodes.abstract.refine import ABSTRACT_TOKENS, AbstractLean
 from veriscribe.nodes.abstract.replies import complete_sentences
 from veriscribe.nodes.abstract.summarize_facet import output_format, split_sentences
 from veriscribe.prompts import Prompt, load_prompt
-from veriscribe.service.common import open_store
+from veriscribe.service.common import failed_result, open_store
 from veriscribe.settings import Settings
 
 __all__ = [
@@ -123,21 +123,18 @@ def error_line(
     seconds: float = 0.0,
 ) -> dict[str, Any]:
     """Return the result of an article that failed: ``error`` instead of ``abstract``."""
-    return {
-        "id": article_id,
-        "source": source,
-        "title": article.title if article else "",
-        "error": reason,
-        "reference": article.reference if article else None,
-        "facets": [],
-        "fallbacks": [],
-        "model": model,
-        "prompt": prompt,
-        "split": None,
-        "usage": usage or _zero_usage(),
-        "seconds": round(seconds, 3),
-        "baseline": baseline,
-    }
+    line = failed_result(
+        source=source,
+        article_id=article_id,
+        reason=reason,
+        model=model,
+        prompt=prompt,
+        split=None,
+        article=article,
+        usage=usage,
+        seconds=seconds,
+    )
+    return {**line, "baseline": baseline}
 
 
 def read_inputs(inputs: Sequence[str]) -> list[Article | ReadFailure]:

@@ -56,7 +56,7 @@ from veriscribe.service.abstracts import (
     run_abstract,
     thread_id,
 )
-from veriscribe.service.common import open_store
+from veriscribe.service.common import failed_result, open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import get_article, put_articles
 from veriscribe.store.db import Store
@@ -224,23 +224,18 @@ def failure_line(
     attempts: int = 0,
 ) -> dict[str, Any]:
     """Return the output line of an item that failed: ``error`` instead of ``abstract``."""
-    return {
-        "id": article_id or source,
-        "source": source,
-        "title": article.title if article else "",
-        "error": reason,
-        "reference": article.reference if article else None,
-        "facets": [],
-        "fallbacks": [],
-        "model": model,
-        "prompt": options.prompt,
-        "split": options.split,
-        "usage": usage
-        or {"calls": 0, "prompt_tokens": 0, "output_tokens": 0, "cached_calls": 0},
-        "seconds": round(seconds, 3),
-        "attempts": attempts,
-        "run_id": run_id,
-    }
+    line = failed_result(
+        source=source,
+        article_id=article_id or source,
+        reason=reason,
+        model=model,
+        prompt=options.prompt,
+        split=options.split,
+        article=article,
+        usage=usage,
+        seconds=seconds,
+    )
+    return {**line, "attempts": attempts, "run_id": run_id}
 
 
 def _dumps(line: dict[str, Any]) -> str:
