@@ -58,23 +58,6 @@ async def compiled_graph(store: Store, max_attempts: int = 3) -> Graph:
     return build_cited_qa_graph(max_attempts).compile(checkpointer=saver)
 
 
-async def _usage(store: Store, thread_id: str, since: float) -> dict[str, int]:
-    async with store.conn.execute(
-        "SELECT COALESCE(SUM(outcome != 'cached'), 0), COALESCE(SUM(outcome = 'cached'), 0),"
-        " COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(output_tokens), 0) "
-        "FROM llm_calls WHERE thread_id = ? AND at >= ?",
-        (thread_id, since),
-    ) as cur:
-        row = await cur.fetchone()
-    calls, cached, prompt, output = row if row else (0, 0, 0, 0)
-    return {
-        "calls": int(calls),
-        "prompt_tokens": int(prompt),
-        "output_tokens": int(output),
-        "cached_calls": int(cached),
-    }
-
-
 async def run_thread(
     store: Store,
     graph: Graph,
@@ -121,7 +104,7 @@ async def run_thread(
     result = dict(snapshot.values.get("result") or {})
     result["thread_id"] = thread_id
     result["reused"] = reused
-    result["usage"] = await _usage(store, thread_id, since)
+    result["usage"] = await store.thread_usage(thread_id, since)
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
 

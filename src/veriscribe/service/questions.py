@@ -178,13 +178,7 @@ async def make_questions(
         items = sorted(state.get("items", []), key=lambda i: i["slot"])
         kept = [i for i in items if i["question"] is not None]
         _write(out, [output_record(corpus, i, llm.label) for i in kept])
-        async with store.conn.execute(
-            "SELECT COALESCE(SUM(outcome != 'cached'), 0), COALESCE(SUM(prompt_tokens), 0),"
-            " COALESCE(SUM(output_tokens), 0) FROM llm_calls WHERE thread_id = ? AND at >= ?",
-            (thread_id, since),
-        ) as cur:
-            row = await cur.fetchone()
-    calls, prompt_tokens, output_tokens = row if row else (0, 0, 0)
+        usage = await store.thread_usage(thread_id, since)
     slots = state.get("slots", [])
     dropped = [i for i in items if i["question"] is None]
     notes = []
@@ -221,11 +215,7 @@ async def make_questions(
         "thread_id": thread_id,
         "resumed": resumed,
         "reused": reused,
-        "usage": {
-            "calls": int(calls),
-            "prompt_tokens": int(prompt_tokens),
-            "output_tokens": int(output_tokens),
-        },
+        "usage": usage,
         "seconds": round(time.perf_counter() - started, 2),
         "notes": notes,
     }

@@ -132,6 +132,23 @@ class Store:
         ) as cur:
             return [row[0] async for row in cur]
 
+    async def thread_usage(self, thread_id: str, since: float) -> dict[str, int]:
+        """Return the model calls (and cached answers) a graph thread made since a time."""
+        async with self.conn.execute(
+            "SELECT COALESCE(SUM(outcome != 'cached'), 0), "
+            "COALESCE(SUM(outcome = 'cached'), 0), COALESCE(SUM(prompt_tokens), 0), "
+            "COALESCE(SUM(output_tokens), 0) FROM llm_calls WHERE thread_id = ? AND at >= ?",
+            (thread_id, since),
+        ) as cur:
+            row = await cur.fetchone()
+        calls, cached, prompt, output = row if row else (0, 0, 0, 0)
+        return {
+            "calls": int(calls),
+            "prompt_tokens": int(prompt),
+            "output_tokens": int(output),
+            "cached_calls": int(cached),
+        }
+
     async def log_call(self, **fields: Any) -> None:
         """Record one model call (model, prompt id, tokens, latency, outcome)."""
         fields.setdefault("at", time.time())
