@@ -54,11 +54,6 @@ def doctor(
         render.doctor_report(report)
 
 
-def _later(name: str) -> None:
-    render.not_available(name)
-    raise typer.Exit(2)
-
-
 SplitOpt = Annotated[
     str, typer.Option("--split", help="Divide strategy: fs (first sentence), ns, sh.")
 ]

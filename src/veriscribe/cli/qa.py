@@ -28,12 +28,6 @@ from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
 from veriscribe.settings import Settings
 
-
-def _later(name: str) -> None:
-    render.not_available(name)
-    raise typer.Exit(2)
-
-
 CorpusOpt = Annotated[
     str, typer.Option("--corpus", "-c", help="Name of the guideline corpus.")
 ]

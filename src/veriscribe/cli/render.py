@@ -55,11 +55,6 @@ def doctor_report(report: dict[str, Any]) -> None:
     console.print(f"round trip: {status}")
 
 
-def not_available(command: str) -> None:
-    """Say that a command exists but is not available in this version."""
-    err_console.print(f"veriscribe {command}: not available yet in this version")
-
-
 class AbstractProgress:
     """A live view of the abstract graph's stages while it runs."""
 
