@@ -42,3 +42,28 @@ def test_abstract_on_real_article_with_embedded_model(
     again = CliRunner().invoke(app, ["abstract", str(path), "--json"])
     assert json.loads(again.stdout)["abstract"] == data["abstract"]
     assert json.loads(again.stdout)["resumed_from_checkpoint"] is True
+
+
+def test_claim_support_with_the_embedded_judge(
+    shared_data: Path, local_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The support check on real text: Lead-2 sentences judged, the judge checked."""
+    monkeypatch.setenv("VERISCRIBE_DB", str(tmp_path / "e2e.sqlite"))
+    path = shared_data / "articles" / "jats" / "plos__journal.pone.0008519.xml"
+    lead = tmp_path / "lead.jsonl"
+    made = CliRunner().invoke(
+        app, ["eval", "baseline", "lead", str(path), "--k", "2", "--out", str(lead)]
+    )
+    assert made.exit_code == 0, made.output
+    args = ["eval", "abstracts", str(lead), "--support", "--support-samples", "1"]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    verdicts = report["per_article"][0]["support_verdicts"]
+    assert sum(verdicts.values()) == 2  # both Lead sentences judged
+    assert 0.0 <= report["metrics"]["claim_support"]["mean"] <= 1.0
+    check = report["support"]["calibration"]
+    assert check["sentences"] == 1 and report["support"]["model"].startswith("local:")
+    # The report states whether the judge passed its own check.
+    flagged = any("not meaningful" in note for note in report["notes"])
+    assert flagged == (check["share"] < 0.8)
