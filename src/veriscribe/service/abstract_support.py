@@ -96,7 +96,8 @@ class SupportChecker:
         self._samples = samples
         self._label = llm.label
         self._on_sentence = on_sentence
-        self._bodies: list[str] = []
+        # Each article split and indexed once, whichever results file it is scored for.
+        self._articles: dict[str, tuple[list[str], BM25Index | None]] = {}
         self.calibration: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -117,13 +118,13 @@ class SupportChecker:
         far below 1 the figure says more about the judge than about the abstracts.
         """
         sentences = []
-        for body in self._bodies:
-            found = [s.text for s in split_sentences(body) if len(s.text) >= 60]
+        for body in list(self._articles)[:count]:
+            found = [s for s in self._article(body)[0] if len(s) >= 60]
             if found:
                 sentences.append((found[len(found) // 2], body))
         sentences = sentences[:count]
         verdicts = [
-            (await self.check(sentence, body, remember=False)).verdicts[0]
+            (await self.check(sentence, body)).verdicts[0]
             for sentence, body in sentences
         ]
         supported = sum(v == "fully_supported" for v in verdicts)
@@ -150,18 +151,24 @@ class SupportChecker:
             size += len(text)
         return [article[i] for i in sorted(chosen)]
 
-    async def check(
-        self, abstract: str, body: str, *, remember: bool = True
-    ) -> ArticleSupport:
+    def _article(self, body: str) -> tuple[list[str], BM25Index | None]:
+        if body not in self._articles:
+            article = [s.text for s in split_sentences(body)]
+            index = (
+                BM25Index().build([str(i) for i in range(len(article))], article)
+                if article
+                else None
+            )
+            self._articles[body] = (article, index)
+        return self._articles[body]
+
+    async def check(self, abstract: str, body: str) -> ArticleSupport:
         """Judge every sentence of ``abstract`` against the article ``body``."""
-        if remember and len(self._bodies) < CALIBRATION_SENTENCES:
-            self._bodies.append(body)
         claims = [s.text for s in split_sentences(abstract)]
-        article = [s.text for s in split_sentences(body)]
+        article, index = self._article(body)
         verdicts: list[str | None] = []
-        if not article:
+        if index is None:
             return ArticleSupport(claims, ["not_supported"] * len(claims))
-        index = BM25Index().build([str(i) for i in range(len(article))], article)
         for number, claim in enumerate(claims):
             quotes = self.evidence_for(index, article, claim)
             if not quotes:
