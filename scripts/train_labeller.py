@@ -4,269 +4,197 @@ Usage::
 
     python scripts/train_labeller.py \
         [--train ../shared/data/biorc800/train.jsonl] \
-        [--dev ../shared/data/biorc800/dev.jsonl] \
-        [--articles ../shared/data/articles] \
-        [--out src/veriscribe/nodes/abstract/labeller_weights.json.gz]
+        [--out src/veriscribe/labeller/weights.json.gz] \
+        [--cv 5] [--ablation] \
+        [--articles ../shared/data/articles/jats ../shared/data/articles/pcd.jsonl] \
+        [--dev ../shared/data/biorc800/dev.jsonl]
 
-The model: TF-IDF of word 1-2-grams and within-word character 3-5-grams, two position
-indicators (first item; first fifth), multinomial logistic regression. Each training
-sentence takes its first gold label. The script checks that the numpy runtime predicts
-what scikit-learn predicts, and prints micro and macro F1 on the dev set.
+The model (see ``veriscribe.labeller``): a linear-chain CRF over the sentences of an
+abstract, with emissions from word 1-2-gram and character 3-5-gram TF-IDF and two
+position indicators (cue phrases are an option, off), trained on every gold label of
+a sentence (a sentence annotated OBJECTIVE and METHODS accepts either). Training is
+deterministic.
 
-With ``--articles`` it also prints a full-text check: the labeller's agreement with
-section headers (Introduction = background or objective, Methods = methods, Results =
-results, Discussion = conclusions) on the first sentences of the body paragraphs of
-the JATS and sectioned JSON-lines articles there, for every position encoding tried
-when the position feature was chosen. Header agreement is a noisy proxy (a Results
-paragraph may open with its aim), useful only to compare encodings.
+``--cv K`` scores the shipped settings by K-fold cross-validation over the training
+abstracts, and ``--ablation`` does the same for each variant that drops one part (or
+adds the cue phrases): this is how the settings were chosen, without looking at the
+dev set. ``--articles`` prints a full-text check: agreement with section headers
+(Introduction = background or objective, Methods = methods, Results = results,
+Discussion = conclusions) of the labels given to the first sentences of the body
+paragraphs of the JATS and sectioned JSON-lines articles there, read in article order
+as ``veriscribe abstract`` reads them. Header agreement is a noisy proxy (a Results
+paragraph may open with its aim), useful only to compare variants. ``--dev`` prints
+the dev scores of the written weights.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import gzip
+import dataclasses
 import json
+import random
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import scipy.sparse as sp  # type: ignore[import-untyped]
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
 
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
-from veriscribe.metrics.labels import label_scores
-from veriscribe.nodes.abstract.facets import first_sentence, path_label
-from veriscribe.nodes.abstract.labeller import (
-    EARLY_BELOW,
-    FORMAT_VERSION,
-    Labeller,
-    position_features,
-)
+from veriscribe.labeller.model import Labeller
+from veriscribe.labeller.training import Abstract, Settings, abstract_positions, train
+from veriscribe.metrics.labels import LabelScores, label_scores
+from veriscribe.nodes.abstract.facets import FACETS, path_label
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-DEFAULT_OUT = ROOT / "src/veriscribe/nodes/abstract/labeller_weights.json.gz"
-C = 3.0
+DEFAULT_OUT = ROOT / "src/veriscribe/labeller/weights.json.gz"
 SEED = 0
 
-Matrix = Any  # a scipy sparse matrix
+SHIPPED = Settings()
+ABLATIONS: dict[str, Settings] = {
+    "shipped": SHIPPED,
+    "no transitions (each sentence alone)": dataclasses.replace(
+        SHIPPED, sequence=False
+    ),
+    "no character n-grams": dataclasses.replace(SHIPPED, chars=False),
+    "no word n-grams": dataclasses.replace(SHIPPED, words=False),
+    "no position indicators": dataclasses.replace(SHIPPED, position=False),
+    "with cue phrases": dataclasses.replace(SHIPPED, cues=True),
+}
 
-
-def load_biorc(path: Path) -> tuple[list[str], list[float], list[list[str]]]:
-    """Return sentences, positions (index / abstract length) and gold label lists."""
-    sentences: list[str] = []
-    positions: list[float] = []
-    gold: list[list[str]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            count = len(item["sentences"])
-            for index, (text, labels) in enumerate(
-                zip(item["sentences"], item["labels"], strict=True)
-            ):
-                sentences.append(text)
-                positions.append(index / count)
-                gold.append([label.lower() for label in labels])
-    return sentences, positions, gold
-
-
-def make_vectorisers() -> list[TfidfVectorizer]:
-    """Return the two unfitted vectorisers of the model."""
-    common: dict[str, Any] = {"sublinear_tf": True, "min_df": 2, "lowercase": True}
-    return [
-        TfidfVectorizer(analyzer="word", ngram_range=(1, 2), **common),
-        TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), **common),
-    ]
-
-
-PositionEncoder = Callable[[Sequence[float]], npt.NDArray[np.float64]]
-
-
-def _bins(count: int) -> PositionEncoder:
-    def encode(positions: Sequence[float]) -> npt.NDArray[np.float64]:
-        values = np.asarray(positions)
-        index = np.minimum((values * count).astype(int), count - 1)
-        encoded: npt.NDArray[np.float64] = np.eye(count)[index]
-        return encoded
-
-    return encode
-
-
-ENCODINGS: dict[str, PositionEncoder] = {
-    "none": lambda p: np.zeros((len(p), 0)),
-    "first+early (shipped)": position_features,
-    "thirds": _bins(3),
-    "quintiles": _bins(5),
-    "linear+square": lambda p: np.stack([np.asarray(p), np.asarray(p) ** 2], axis=1),
+# Header-derived labels that count as agreeing with a paragraph's top-level section.
+ACCEPTED_FOR_HEADER: dict[str, tuple[str, ...]] = {
+    "background": ("background", "objective"),
+    "objective": ("objective", "background"),
+    "methods": ("methods",),
+    "results": ("results",),
+    "conclusions": ("conclusions",),
 }
 
 
-def features(
-    vectorisers: Sequence[TfidfVectorizer],
-    sentences: Sequence[str],
-    positions: Sequence[float],
-    encode: PositionEncoder,
-    *,
-    fit: bool = False,
-) -> Matrix:
-    """Stack the TF-IDF blocks and the position block, as the runtime does."""
-    blocks = [
-        v.fit_transform(sentences) if fit else v.transform(sentences)
-        for v in vectorisers
+def load_biorc(path: Path) -> list[Abstract]:
+    """Return the labelled abstracts of a BIORC800 JSON-lines file."""
+    abstracts = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                item = json.loads(line)
+                abstracts.append(
+                    Abstract(
+                        tuple(item["sentences"]),
+                        tuple(
+                            tuple(g.lower() for g in gold) for gold in item["labels"]
+                        ),
+                    )
+                )
+    return abstracts
+
+
+def score(labeller: Labeller, abstracts: Sequence[Abstract]) -> LabelScores:
+    """Label each abstract as one sequence and score against the gold sets."""
+    gold = [g for a in abstracts for g in a.labels]
+    predicted = [
+        label
+        for a in abstracts
+        for label in labeller.label(a.sentences, abstract_positions(len(a.sentences)))
     ]
-    blocks.append(sp.csr_matrix(encode(positions)))
-    return sp.hstack(blocks).tocsr()
+    return label_scores(gold, predicted)
 
 
-def train(
-    sentences: Sequence[str],
-    positions: Sequence[float],
-    gold: Sequence[Sequence[str]],
-    encode: PositionEncoder,
-) -> tuple[list[TfidfVectorizer], LogisticRegression]:
-    """Fit vectorisers and the classifier on the first gold label of each sentence."""
-    vectorisers = make_vectorisers()
-    x = features(vectorisers, sentences, positions, encode, fit=True)
-    model = LogisticRegression(C=C, max_iter=5000, random_state=SEED)
-    model.fit(x, [labels[0] for labels in gold])
-    return vectorisers, model
-
-
-def encode_array(array: npt.NDArray[Any], dtype: str) -> dict[str, Any]:
-    """Encode an array as base64 of its little-endian bytes (exactly reversible)."""
-    data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
-    return {
-        "dtype": dtype,
-        "shape": list(data.shape),
-        "data": base64.b64encode(data.tobytes()).decode("ascii"),
-    }
-
-
-def weights_document(
-    vectorisers: Sequence[TfidfVectorizer],
-    model: LogisticRegression,
-    metrics: dict[str, float],
-) -> dict[str, Any]:
-    """Return the JSON document that ``Labeller`` loads."""
-    configs = []
-    for v in vectorisers:
-        terms = [""] * len(v.vocabulary_)
-        for term, index in v.vocabulary_.items():
-            terms[index] = term
-        configs.append(
-            {
-                "analyzer": v.analyzer,
-                "ngram_range": list(v.ngram_range),
-                "lowercase": v.lowercase,
-                "token_pattern": v.token_pattern,
-                "sublinear_tf": v.sublinear_tf,
-                "norm": v.norm,
-                "smooth_idf": v.smooth_idf,
-                "vocabulary": terms,
-                "idf": encode_array(v.idf_, "<f8"),
-            }
+def cross_validate(
+    abstracts: Sequence[Abstract], settings: Settings, folds: int
+) -> tuple[LabelScores, float]:
+    """Return the pooled scores of K-fold cross-validation and the seconds it took."""
+    order = list(range(len(abstracts)))
+    random.Random(SEED).shuffle(order)
+    gold: list[tuple[str, ...]] = []
+    predicted: list[str] = []
+    started = time.perf_counter()
+    for fold in range(folds):
+        held = set(order[fold::folds])
+        model = train(
+            [a for i, a in enumerate(abstracts) if i not in held], FACETS, settings
         )
-    return {
-        "format": FORMAT_VERSION,
-        "model": "tfidf-logreg",
-        "trained_on": "BIORC800 train (first gold label per sentence)",
-        "labels": [str(label) for label in model.classes_],
-        "vectorisers": configs,
-        "position": {"features": ["first", f"below_{EARLY_BELOW}"]},
-        "coef": encode_array(model.coef_, "<f4"),
-        "intercept": encode_array(model.intercept_, "<f8"),
-        "metrics": metrics,
-    }
+        for i in sorted(held):
+            a = abstracts[i]
+            gold.extend(a.labels)
+            predicted.extend(
+                model.label(a.sentences, abstract_positions(len(a.sentences)))
+            )
+    return label_scores(gold, predicted), time.perf_counter() - started
 
 
-def fulltext_items(folder: Path) -> tuple[list[str], list[float], list[list[str]]]:
-    """Return first sentences, positions and header-derived labels of body paragraphs."""
-    accepted = {
-        "background": ["background", "objective"],
-        "objective": ["objective", "background"],
-        "methods": ["methods"],
-        "results": ["results"],
-        "conclusions": ["conclusions"],
-    }
-    sentences: list[str] = []
-    positions: list[float] = []
-    gold: list[list[str]] = []
-    for path in expand_inputs([str(folder)]):
+def header_agreement(labeller: Labeller, inputs: Sequence[Path]) -> LabelScores:
+    """Score paragraph labels of full texts against their top-level section headers."""
+    gold: list[tuple[str, ...]] = []
+    predicted: list[str] = []
+    for path in expand_inputs([str(p) for p in inputs]):
         for item in read_articles(path):
             if not isinstance(item, Article):
                 continue
-            count = len(item.paragraphs)
-            for index, paragraph in enumerate(item.paragraphs):
-                label = path_label(paragraph.path[:1])
-                if label in accepted:
-                    sentences.append(first_sentence(paragraph.text))
-                    positions.append(index / count)
-                    gold.append(accepted[label])
-    return sentences, positions, gold
+            labels = labeller.label_paragraphs([p.text for p in item.paragraphs])
+            for paragraph, label in zip(item.paragraphs, labels, strict=True):
+                accepted = ACCEPTED_FOR_HEADER.get(path_label(paragraph.path[:1]))
+                if accepted is not None:
+                    gold.append(accepted)
+                    predicted.append(label)
+    return label_scores(gold, predicted)
+
+
+def line(name: str, scores: LabelScores) -> str:
+    """Format one result line."""
+    return (
+        f"micro F1 {scores['micro_f1']:.4f}  macro F1 {scores['macro_f1']:.4f}  {name}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train, check against scikit-learn, write the weights and print the scores."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Train and write the weights; optionally cross-validate, ablate, check."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--train", type=Path, default=DATA / "biorc800/train.jsonl")
-    parser.add_argument("--dev", type=Path, default=DATA / "biorc800/dev.jsonl")
-    parser.add_argument("--articles", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cv", type=int, default=0, metavar="K")
+    parser.add_argument("--ablation", action="store_true")
+    parser.add_argument("--articles", type=Path, nargs="+", default=None)
+    parser.add_argument("--dev", type=Path, default=None)
     args = parser.parse_args(argv)
 
-    train_s, train_p, train_g = load_biorc(args.train)
-    dev_s, dev_p, dev_g = load_biorc(args.dev)
+    abstracts = load_biorc(args.train)
+    variants = ABLATIONS if args.ablation else {"shipped": SHIPPED}
+    if args.cv or args.articles is not None:
+        for name, settings in variants.items():
+            parts = []
+            if args.cv:
+                scores, seconds = cross_validate(abstracts, settings, args.cv)
+                parts.append(f"cv {line('', scores).strip()} ({seconds:.0f} s)")
+            if args.articles is not None:
+                model = train(abstracts, FACETS, settings)
+                headers = header_agreement(model, args.articles)
+                parts.append(f"headers {line('', headers).strip()}")
+            print(f"{name}: " + " | ".join(parts), flush=True)
 
-    if args.articles is not None:
-        full_s, full_p, full_g = fulltext_items(args.articles)
-        print(f"position encodings ({len(full_s)} full-text first sentences):")
-        for name, encode in ENCODINGS.items():
-            vs, m = train(train_s, train_p, train_g, encode)
-            dev = label_scores(dev_g, m.predict(features(vs, dev_s, dev_p, encode)))
-            full = label_scores(full_g, m.predict(features(vs, full_s, full_p, encode)))
-            print(
-                f"  {name:24s} dev micro {dev['micro_f1']:.3f} macro "
-                f"{dev['macro_f1']:.3f} | headers micro {full['micro_f1']:.3f} "
-                f"macro {full['macro_f1']:.3f}"
-            )
-
-    vectorisers, model = train(train_s, train_p, train_g, position_features)
-    sk_pred = list(
-        model.predict(features(vectorisers, dev_s, dev_p, position_features))
-    )
-    scores = label_scores(dev_g, sk_pred)
-    metrics = {
-        "dev_micro_f1": round(scores["micro_f1"], 4),
-        "dev_macro_f1": round(scores["macro_f1"], 4),
-    }
-    document = weights_document(vectorisers, model, metrics)
-    payload = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    args.out.write_bytes(gzip.compress(payload.encode("utf-8"), mtime=0))
-
-    runtime = Labeller.from_file(args.out)
-    rt_pred = runtime.label(dev_s, dev_p)
-    agree = sum(a == b for a, b in zip(rt_pred, sk_pred, strict=True)) / len(sk_pred)
-    rt_scores = label_scores(dev_g, rt_pred)
-    print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
+    labeller = train(abstracts, FACETS, SHIPPED)
+    args.out.write_bytes(b"")  # fail early on an unwritable path
+    labeller.save(args.out)
+    shipped = Labeller.from_file(args.out)
+    full = [
+        labeller.label(a.sentences, abstract_positions(len(a.sentences)))
+        for a in abstracts
+    ]
+    stored = [
+        shipped.label(a.sentences, abstract_positions(len(a.sentences)))
+        for a in abstracts
+    ]
+    same = sum(f == s for f, s in zip(full, stored, strict=True)) / len(full)
     print(
-        f"dev sentences: {len(dev_s)}; runtime agrees with scikit-learn on {agree:.4f}"
+        f"wrote {args.out} ({args.out.stat().st_size:,} bytes) in "
+        f"{labeller.info['seconds']} s, {labeller.info['iterations']} iterations; "
+        f"the stored (float16) weights label {same:.4f} of the training abstracts "
+        "as the trained ones do"
     )
-    print(
-        f"dev micro F1 {rt_scores['micro_f1']:.4f}, macro F1 {rt_scores['macro_f1']:.4f}"
-    )
-    for name, s in rt_scores["labels"].items():
-        print(
-            f"  {name:12s} P {s['precision']:.3f} R {s['recall']:.3f} "
-            f"F1 {s['f1']:.3f} n {s['support']}"
-        )
-    return 0 if agree == 1.0 else 1
+    if args.dev is not None:
+        dev = score(shipped, load_biorc(args.dev))
+        print(line(f"dev ({dev['n']} sentences)", dev))
+    return 0 if same == 1.0 else 1
 
 
 if __name__ == "__main__":

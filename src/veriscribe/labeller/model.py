@@ -1,0 +1,234 @@
+"""The shipped rhetorical labeller: features, a linear-chain CRF, JSON weights.
+
+The labeller reads a *sequence* of sentences: the sentences of an abstract in order
+when it is scored on BIORC800, the first sentences of an article's paragraphs in
+order when the divide step uses it. Each sentence gets linear emission scores from its
+own features (word and character n-gram TF-IDF, two position indicators) and the CRF's
+label-to-label scores tie neighbours together, so a sentence that could be methods or
+results leans towards what surrounds it. Viterbi picks the best labelling of the
+whole sequence.
+
+What carries over from abstracts to papers. The model learns on abstracts but labels
+paragraph openings of papers, and many papers put Methods after the Discussion. So
+the position features are only "first item" and "in the first fifth": both texts
+open with context, but finer position (deciles, last item) teaches the abstract's
+order; it raised cross-validated F1 on abstracts a little and lowered agreement with
+the section headers of full texts by about 0.05. The transitions are kept in both
+uses: their strong self-scores keep a section's paragraphs together, and a paper whose
+Methods come last pays one conclusions-to-methods step, not one per paragraph; on the
+full-text check they raise header agreement over labelling each paragraph alone. The
+text of neighbouring sentences as features, and cue phrases, were tried and left out
+(no gain in cross-validation; cue phrases lowered header agreement).
+
+The weights ship as gzipped JSON (``weights.json.gz``: terms, document frequencies
+and coefficients, the arrays as base64, no pickles), written by
+``scripts/train_labeller.py``; labelling needs numpy only.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from veriscribe.labeller.crf import Transitions, marginals, viterbi
+from veriscribe.labeller.features import FeatureSpace, Vocabulary
+from veriscribe.nodes.abstract.facets import first_sentence
+
+__all__ = ["FORMAT_VERSION", "WEIGHTS_RESOURCE", "Labeller", "decode_array"]
+
+WEIGHTS_RESOURCE: Final = "weights.json.gz"
+FORMAT_VERSION: Final = 2
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def decode_array(blob: dict[str, Any]) -> FloatArray:
+    """Decode an array written by :func:`encode_array` (as float64)."""
+    raw = base64.b64decode(blob["data"])
+    array = np.frombuffer(raw, dtype=np.dtype(blob["dtype"]))
+    decoded: FloatArray = array.reshape(blob["shape"]).astype(np.float64)
+    return decoded
+
+
+def encode_array(array: npt.ArrayLike, dtype: str) -> dict[str, Any]:
+    """Encode an array as base64 of its bytes in ``dtype`` (e.g. ``"<f4"``)."""
+    data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
+    return {
+        "dtype": dtype,
+        "shape": list(data.shape),
+        "data": base64.b64encode(data.tobytes()).decode("ascii"),
+    }
+
+
+@dataclass(frozen=True)
+class Labeller:
+    """Label a sequence of sentences with rhetorical roles (the facet names)."""
+
+    labels: tuple[str, ...]
+    space: FeatureSpace
+    coef: FloatArray
+    intercept: FloatArray
+    transitions: Transitions
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        count = len(self.labels)
+        shapes = {
+            "coef": (self.coef.shape, (self.space.width, count)),
+            "intercept": (self.intercept.shape, (count,)),
+            "transitions": (self.transitions.matrix.shape, (count, count)),
+            "start": (self.transitions.start.shape, (count,)),
+            "end": (self.transitions.end.shape, (count,)),
+        }
+        for name, (shape, expected) in shapes.items():
+            if shape != expected:
+                raise ValueError(f"{name} of shape {shape}, not {expected}")
+
+    @classmethod
+    def load(cls) -> Labeller:
+        """Return the labeller with the shipped weights (loaded once, then cached)."""
+        return _shipped()
+
+    @classmethod
+    def from_file(cls, path: Path) -> Labeller:
+        """Load a labeller from a ``.json`` or ``.json.gz`` weights file.
+
+        Raises:
+            ValueError: The file holds weights of another format, or inconsistent ones.
+        """
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        return cls.from_document(json.loads(data))
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> Labeller:
+        """Build a labeller from the decoded weights document.
+
+        Raises:
+            ValueError: A document of another format, or inconsistent.
+        """
+        if document.get("format") != FORMAT_VERSION:
+            raise ValueError(
+                f"unsupported labeller weights format {document.get('format')}"
+            )
+        vocabularies = tuple(
+            Vocabulary.from_config(
+                config, decode_array(config["document_frequency"]).astype(np.int64)
+            )
+            for config in document["vocabularies"]
+        )
+        space = FeatureSpace(
+            vocabularies,
+            cues=bool(document["cues"]),
+            position=bool(document["position"]),
+        )
+        transitions = document["transitions"]
+        return cls(
+            labels=tuple(document["labels"]),
+            space=space,
+            coef=decode_array(document["coef"]),
+            intercept=decode_array(document["intercept"]),
+            transitions=Transitions(
+                matrix=decode_array(transitions["matrix"]),
+                start=decode_array(transitions["start"]),
+                end=decode_array(transitions["end"]),
+            ),
+            info=dict(document.get("info", {})),
+        )
+
+    def to_document(self) -> dict[str, Any]:
+        """Return the JSON-ready weights document that :meth:`from_document` reads.
+
+        The emission coefficients are stored as float16, which halves the file; the
+        training script checks that they label the training abstracts exactly as the
+        float64 weights do. Transitions and intercepts are stored as float64.
+        """
+        vocabularies = [
+            {
+                **v.to_config(),
+                "document_frequency": encode_array(v.document_frequency, "<i4"),
+            }
+            for v in self.space.vocabularies
+        ]
+        return {
+            "format": FORMAT_VERSION,
+            "model": "crf",
+            "labels": list(self.labels),
+            "vocabularies": vocabularies,
+            "cues": self.space.cues,
+            "position": self.space.position,
+            "coef": encode_array(self.coef, "<f2"),
+            "intercept": encode_array(self.intercept, "<f8"),
+            "transitions": {
+                "matrix": encode_array(self.transitions.matrix, "<f8"),
+                "start": encode_array(self.transitions.start, "<f8"),
+                "end": encode_array(self.transitions.end, "<f8"),
+            },
+            "info": self.info,
+        }
+
+    def save(self, path: Path) -> None:
+        """Write the weights as gzipped JSON, byte-identical for identical weights."""
+        payload = json.dumps(
+            self.to_document(), ensure_ascii=False, separators=(",", ":")
+        )
+        path.write_bytes(gzip.compress(payload.encode("utf-8"), mtime=0))
+
+    def emissions(
+        self, sentences: Sequence[str], positions: Sequence[float]
+    ) -> FloatArray:
+        """Return each sentence's own label scores, before the sequence is considered.
+
+        Raises:
+            ValueError: Different numbers of sentences and positions, or a position
+                outside [0, 1].
+        """
+        rows = self.space.rows(sentences, positions)
+        scores: FloatArray = rows.dot(self.coef) + self.intercept
+        return scores
+
+    def label(self, sentences: Sequence[str], positions: Sequence[float]) -> list[str]:
+        """Return the best labelling of sentences read as one sequence, in order.
+
+        ``positions`` are each sentence's relative place in its text (index / count).
+
+        Raises:
+            ValueError: Different numbers of sentences and positions, or a position
+                outside [0, 1].
+        """
+        best = viterbi(self.emissions(sentences, positions), self.transitions)
+        return [self.labels[i] for i in best]
+
+    def probabilities(
+        self, sentences: Sequence[str], positions: Sequence[float]
+    ) -> FloatArray:
+        """Return each sentence's label probabilities given the whole sequence.
+
+        Raises:
+            ValueError: Different numbers of sentences and positions, or a position
+                outside [0, 1].
+        """
+        return marginals(self.emissions(sentences, positions), self.transitions)
+
+    def label_paragraphs(self, paragraphs: Sequence[str]) -> list[str]:
+        """Label an article's paragraphs by their first sentences, in article order."""
+        count = len(paragraphs)
+        sentences = [first_sentence(text) for text in paragraphs]
+        return self.label(sentences, [index / count for index in range(count)])
+
+
+@cache
+def _shipped() -> Labeller:
+    resource = resources.files(__package__).joinpath(WEIGHTS_RESOURCE)
+    return Labeller.from_document(json.loads(gzip.decompress(resource.read_bytes())))

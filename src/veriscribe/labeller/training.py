@@ -1,0 +1,268 @@
+"""Train the rhetorical labeller on labelled abstracts (BIORC800 layout).
+
+Training needs scipy (L-BFGS) besides numpy; labelling does not, so only
+``scripts/train_labeller.py`` and the tests import this module. Training is
+deterministic: the same data and settings give the same weights, bit for bit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp  # type: ignore[import-untyped]
+from scipy.optimize import minimize  # type: ignore[import-untyped]
+
+from veriscribe.labeller.crf import Transitions, negative_log_likelihood
+from veriscribe.labeller.features import FeatureSpace, Rows, Vocabulary
+from veriscribe.labeller.model import Labeller
+
+__all__ = [
+    "Abstract",
+    "Settings",
+    "abstract_positions",
+    "fit",
+    "objective",
+    "train",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Abstract:
+    """One training sequence: sentences in order and each one's gold labels."""
+
+    sentences: tuple[str, ...]
+    labels: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What to train: the feature blocks, the regularisation and the sequence model.
+
+    Attributes:
+        words: Word 1-2-gram TF-IDF block.
+        chars: Character 3-5-gram (within words) TF-IDF block.
+        cues: Cue-phrase indicators. Off in the shipped model: they did not improve
+            cross-validated F1 on BIORC800 and lowered agreement with section
+            headers on full texts (see ``scripts/train_labeller.py --ablation``).
+        position: The first-item and first-fifth indicators.
+        sequence: Learn label-to-label transitions (a CRF); without, each sentence is
+            labelled alone (multinomial logistic regression on the gold sets).
+        c: Inverse L2 strength on the emission weights.
+        c_transitions: Inverse L2 strength on the transition scores.
+        min_df: A term must occur in this many training sentences.
+        max_iter: L-BFGS iterations at most.
+    """
+
+    words: bool = True
+    chars: bool = True
+    cues: bool = False
+    position: bool = True
+    sequence: bool = True
+    c: float = 3.0
+    c_transitions: float = 3.0
+    min_df: int = 2
+    max_iter: int = 500
+
+
+def abstract_positions(count: int) -> list[float]:
+    """Return the relative positions of ``count`` items: index / count."""
+    return [index / count for index in range(count)]
+
+
+def _rows_matrix(rows: Rows) -> Any:
+    return sp.csr_matrix(
+        (rows.values, rows.indices, rows.indptr), shape=(len(rows), rows.width)
+    )
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Training sequences padded into ``(B, T)`` with the row of each step."""
+
+    index: npt.NDArray[np.int64]
+    mask: BoolArray
+    accepted: BoolArray
+
+    @classmethod
+    def build(cls, lengths: Sequence[int], accepted: BoolArray) -> _Batch:
+        steps = max(lengths)
+        index = np.zeros((len(lengths), steps), dtype=np.int64)
+        mask = np.zeros((len(lengths), steps), dtype=bool)
+        start = 0
+        for b, length in enumerate(lengths):
+            index[b, :length] = np.arange(start, start + length)
+            mask[b, :length] = True
+            start += length
+        if start != accepted.shape[0]:
+            raise ValueError(f"lengths add up to {start}, not {accepted.shape[0]}")
+        return cls(index, mask, accepted[index] & mask[:, :, None])
+
+
+def objective(
+    theta: FloatArray,
+    x: Any,
+    batch: _Batch,
+    labels: int,
+    settings: Settings,
+) -> tuple[float, FloatArray]:
+    """Return the regularised loss and its gradient at the flat parameters ``theta``.
+
+    ``theta`` holds, in order: the ``(width, K)`` emission weights, the K intercepts,
+    the ``(K, K)`` transitions, the K start and the K end scores.
+    """
+    width = x.shape[1]
+    coef, intercept, transitions = _unpack(theta, width, labels)
+    if not settings.sequence:
+        transitions = Transitions.none(labels)
+    scores = x @ coef + intercept
+    padded = scores[batch.index] * batch.mask[:, :, None]
+    loss = negative_log_likelihood(padded, transitions, batch.mask, batch.accepted)
+    d_scores = np.zeros_like(scores)
+    d_scores[batch.index[batch.mask]] = loss.emissions[batch.mask]
+    grad_coef = x.T @ d_scores + coef / settings.c
+    value = loss.value + float((coef * coef).sum()) / (2 * settings.c)
+    parts = [grad_coef.ravel(), d_scores.sum(axis=0)]
+    if settings.sequence:
+        t = transitions
+        value += float((t.matrix**2).sum() + (t.start**2).sum() + (t.end**2).sum()) / (
+            2 * settings.c_transitions
+        )
+        g = loss.transitions
+        parts += [
+            (g.matrix + t.matrix / settings.c_transitions).ravel(),
+            g.start + t.start / settings.c_transitions,
+            g.end + t.end / settings.c_transitions,
+        ]
+    else:
+        parts.append(np.zeros(labels * labels + 2 * labels))
+    return value, np.concatenate(parts)
+
+
+def _unpack(
+    theta: FloatArray, width: int, labels: int
+) -> tuple[FloatArray, FloatArray, Transitions]:
+    edges = np.cumsum([width * labels, labels, labels * labels, labels])
+    coef, intercept, matrix, start, end = np.split(theta, edges)
+    return (
+        coef.reshape(width, labels),
+        intercept,
+        Transitions(matrix.reshape(labels, labels), start, end),
+    )
+
+
+def fit(
+    x: Any,
+    accepted: BoolArray,
+    lengths: Sequence[int],
+    settings: Settings,
+) -> tuple[FloatArray, FloatArray, Transitions, int]:
+    """Fit emission weights and transitions by L-BFGS from zero.
+
+    Args:
+        x: ``(N, width)`` sparse feature rows of all sentences, sequence after
+            sequence.
+        accepted: ``(N, K)``, true for each sentence's gold labels.
+        lengths: The length of each sequence, in order; they add up to N.
+        settings: Regularisation, iterations and whether to learn transitions.
+
+    Returns:
+        The coefficients, intercepts, transitions and the iterations run.
+    """
+    labels = accepted.shape[1]
+    batch = _Batch.build(lengths, accepted)
+    size = x.shape[1] * labels + labels + labels * labels + 2 * labels
+    result = minimize(
+        objective,
+        np.zeros(size),
+        args=(x, batch, labels, settings),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": settings.max_iter},
+    )
+    coef, intercept, transitions = _unpack(result.x, x.shape[1], labels)
+    if not settings.sequence:
+        transitions = Transitions.none(labels)
+    return coef, intercept, transitions, int(result.nit)
+
+
+def train(
+    abstracts: Sequence[Abstract],
+    labels: Sequence[str],
+    settings: Settings = Settings(),
+) -> Labeller:
+    """Train a labeller on abstracts whose sentences carry gold label sets.
+
+    Raises:
+        ValueError: A gold label outside ``labels``, or a sentence without one.
+    """
+    started = time.perf_counter()
+    sentences = [s for a in abstracts for s in a.sentences]
+    vocabularies = []
+    if settings.words:
+        vocabularies.append(
+            Vocabulary.fit("word", (1, 2), sentences, min_df=settings.min_df)
+        )
+    if settings.chars:
+        vocabularies.append(
+            Vocabulary.fit("char_wb", (3, 5), sentences, min_df=settings.min_df)
+        )
+    space = FeatureSpace(
+        tuple(vocabularies), cues=settings.cues, position=settings.position
+    )
+    x = _rows_matrix(features(space, abstracts))
+    accepted = gold_matrix([g for a in abstracts for g in a.labels], labels)
+    coef, intercept, transitions, iterations = fit(
+        x, accepted, [len(a.sentences) for a in abstracts], settings
+    )
+    info = {
+        "trained_on": f"{len(abstracts)} abstracts, {len(sentences)} sentences",
+        "settings": settings.__dict__,
+        "iterations": iterations,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    return Labeller(tuple(labels), space, coef, intercept, transitions, info)
+
+
+def features(space: FeatureSpace, abstracts: Sequence[Abstract]) -> Rows:
+    """Return the feature rows of every sentence, abstract after abstract."""
+    parts = [
+        space.rows(a.sentences, abstract_positions(len(a.sentences))) for a in abstracts
+    ]
+    offsets = np.cumsum([0] + [len(p.indices) for p in parts])
+    indptr = np.concatenate(
+        [np.zeros(1, np.int64)]
+        + [p.indptr[1:] + offset for p, offset in zip(parts, offsets[:-1], strict=True)]
+    )
+    return Rows(
+        indptr=indptr,
+        indices=np.concatenate([p.indices for p in parts]),
+        values=np.concatenate([p.values for p in parts]),
+        width=space.width,
+    )
+
+
+def gold_matrix(gold: Sequence[Sequence[str]], labels: Sequence[str]) -> BoolArray:
+    """Return the ``(N, K)`` matrix of accepted labels (compared lower-cased).
+
+    Raises:
+        ValueError: A gold label outside ``labels``, or an empty gold set.
+    """
+    names = [label.lower() for label in labels]
+    accepted = np.zeros((len(gold), len(names)), dtype=bool)
+    for row, labels_ in enumerate(gold):
+        if not labels_:
+            raise ValueError(f"sentence {row} has no gold label")
+        for label in labels_:
+            name = "other" if label.lower() == "none" else label.lower()
+            if name not in names:
+                raise ValueError(f"sentence {row}: unknown label {label!r}")
+            accepted[row, names.index(name)] = True
+    return accepted
