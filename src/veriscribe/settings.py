@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +39,13 @@ class LLMSettings(BaseModel):
         4, ge=1, description="Model calls in flight at once (per process)."
     )
     threads: int = Field(2, ge=1, description="CPU threads of the embedded backend.")
+    openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
+        "json_object",
+        description="How `openai:` structured calls send their JSON schema: "
+        "`json_object` (JSON mode, no schema: decoding is not constrained), "
+        "`json_object_schema` (llama.cpp servers: the schema beside JSON mode) or "
+        "`json_schema` (OpenAI structured outputs, vLLM, llama-server).",
+    )
     cache: bool = Field(True, description="Reuse stored responses for identical calls.")
     cache_sim: bool = Field(
         False,

@@ -106,6 +106,10 @@ class LLM:
     endpoint: str = ""
     model_name: str = ""
     calls_made: int = 0
+    scores_choices: bool = False
+    """The backend reads one-word answers' probabilities (``choice_probs``) directly."""
+    constrains: bool = True
+    """The backend constrains decoding to the JSON schema it is given."""
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
@@ -137,17 +141,21 @@ class LLM:
         schema: type[T],
         *,
         max_tokens: int | None = None,
+        constraint: dict[str, Any] | None = None,
+        salt: str = "",
     ) -> Completion[T]:
         """Call the model for a JSON object, validated into ``schema``.
 
-        Backends that can constrain decoding get the schema; the output is parsed
-        leniently, and if it still does not validate the model is asked once to repair
-        it. A second failure raises StructuredOutputError.
+        Backends that can constrain decoding get the schema, or ``constraint`` when
+        given (a narrower JSON schema of the same shape, e.g. with enums of allowed
+        values); the output is parsed leniently, and if it still does not validate the
+        model is asked once to repair it. A second failure raises StructuredOutputError.
+        ``salt`` makes otherwise identical calls distinct (independent samples).
         """
         messages = as_messages(prompt)
-        schema_json = json_schema(schema)
+        schema_json = constraint if constraint is not None else json_schema(schema)
         raw, usage, seconds = await self._call(
-            prompt_id, messages, max_tokens, schema_json
+            prompt_id, messages, max_tokens, schema_json, salt=salt
         )
         try:
             return Completion(parse_model(raw, schema), raw, usage, seconds)
@@ -161,7 +169,7 @@ class LLM:
                 ),
             ]
             raw2, usage2, seconds2 = await self._call(
-                f"{prompt_id}+repair", repair, max_tokens, schema_json
+                f"{prompt_id}+repair", repair, max_tokens, schema_json, salt=salt
             )
             usage, seconds = usage + usage2, seconds + seconds2
             try:
@@ -173,17 +181,83 @@ class LLM:
                     raw=raw2,
                 ) from second
             await self._cache_put(
-                prompt_id, messages, max_tokens, schema_json, raw2, usage2
+                prompt_id,
+                messages,
+                max_tokens,
+                schema_json,
+                raw2,
+                usage2,
+                self._key(messages, max_tokens, schema_json, salt=salt),
             )
             return Completion(value, raw2, usage, seconds, repaired=True)
+
+    async def choice_probs(
+        self,
+        prompt_id: str,
+        prompt: Messages,
+        choices: Sequence[str],
+        *,
+        samples: int = 3,
+    ) -> Completion[dict[str, float]]:
+        """Return the model's probability of each one-word answer to a prompt.
+
+        Backends that expose next-token probabilities (the embedded model) are read
+        directly in one call; the others answer ``samples`` times under a schema that
+        admits only the choices, and the shares of the answers are the probabilities.
+        """
+        messages = as_messages(prompt)
+        if self.scores_choices:
+            raw, usage, seconds = await self._call(
+                prompt_id, messages, 1, None, extra={"choice_probs": list(choices)}
+            )
+            try:
+                probs = {c: float(loads_lenient(raw).get(c, 0.0)) for c in choices}
+            except (ParseFailure, AttributeError, TypeError, ValueError) as exc:
+                raise StructuredOutputError(
+                    f"{prompt_id}: unreadable choice probabilities", raw=raw
+                ) from exc
+            return Completion(probs, raw, usage, seconds)
+        constraint = {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "enum": list(choices)}},
+            "required": ["answer"],
+        }
+        counts = dict.fromkeys(choices, 0)
+        usage, seconds, raws = Usage(), 0.0, []
+        for sample in range(1, samples + 1):
+            reply = await self.json(
+                prompt_id,
+                messages,
+                _OneWord,
+                max_tokens=12,
+                constraint=constraint,
+                salt=f"sample {sample}",
+            )
+            usage, seconds = usage + reply.usage, seconds + reply.seconds
+            raws.append(reply.raw)
+            answer = reply.value.answer.strip().lower()
+            if answer in counts:
+                counts[answer] += 1
+        total = sum(counts.values())
+        if not total:
+            raise StructuredOutputError(
+                f"{prompt_id}: no answer among {', '.join(choices)}", raw=raws[-1]
+            )
+        probs = {c: counts[c] / total for c in choices}
+        return Completion(probs, "\n".join(raws), usage, seconds)
 
     def _key(
         self,
         messages: list[BaseMessage],
         max_tokens: int | None,
         schema: dict[str, Any] | None,
+        *,
+        extra: dict[str, Any] | None = None,
+        salt: str = "",
     ) -> str:
+        more = [p for p in (extra, salt) if p]
         return cache_key(
+            *more,
             self.spec.backend,
             self.model_name or self.spec.name,
             self.endpoint,
@@ -224,12 +298,19 @@ class LLM:
         messages: list[BaseMessage],
         max_tokens: int | None,
         schema: dict[str, Any] | None,
+        *,
+        extra: dict[str, Any] | None = None,
+        salt: str = "",
     ) -> tuple[str, Usage, float]:
         max_out = max_tokens or self.settings.max_output_tokens
         prompt_tokens = self.count_tokens(messages)
         check_budget(prompt_tokens, max_out, self.context_tokens, prompt_id)
         use_cache = self._caching()
-        key = self._key(messages, max_tokens, schema) if use_cache else ""
+        key = (
+            self._key(messages, max_tokens, schema, extra=extra, salt=salt)
+            if use_cache
+            else ""
+        )
         if use_cache and self.store is not None:
             hit = await self.store.cache_get(key)
             if hit is not None:
@@ -240,6 +321,7 @@ class LLM:
         kwargs = self.limit_kwargs(max_out)
         if schema is not None:
             kwargs.update(self.json_kwargs(schema))
+        kwargs.update(extra or {})
         start = time.perf_counter()
         async with self._semaphore():
             self.calls_made += 1
@@ -307,6 +389,12 @@ class LLM:
             run_id=run_id,
             thread_id=thread_id,
         )
+
+
+class _OneWord(BaseModel):
+    """A one-word answer sampled under a schema that admits only the choices."""
+
+    answer: str
 
 
 def _parses(raw: str, schema: dict[str, Any]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,24 @@ def local_model_path(settings: Settings) -> Path:
     return bundled_model_path(default_data_dir() / "models")
 
 
+def openai_schema_kwargs(form: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Return how an OpenAI-compatible request carries a JSON schema in ``form``."""
+
+    def kwargs(schema: dict[str, Any]) -> dict[str, Any]:
+        if form == "json_object_schema":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        if form == "json_schema":
+            return {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "reply", "schema": schema, "strict": False},
+                }
+            }
+        return {"response_format": {"type": "json_object"}}
+
+    return kwargs
+
+
 def make_llm(
     spec: str | ModelSpec, settings: Settings, store: Store | None = None
 ) -> LLM:
@@ -69,6 +88,7 @@ def make_llm(
             store=store,
             endpoint=str(path),
             model_name=BUNDLED_NAME if settings.local_model is None else path.stem,
+            scores_choices=True,
         )
     if parsed.backend == "ollama":
         from langchain_ollama import ChatOllama
@@ -125,11 +145,12 @@ def make_llm(
             ),
             settings=cfg,
             count_tokens=estimate_tokens,
-            json_kwargs=lambda s: {"response_format": {"type": "json_object"}},
+            json_kwargs=openai_schema_kwargs(cfg.openai_schema),
             limit_kwargs=lambda n: {"max_tokens": n},
             context_tokens=cfg.context_tokens,
             store=store,
             endpoint=base_url or "https://api.openai.com/v1",
+            constrains=cfg.openai_schema != "json_object",
         )
     from veriscribe.llm.sim import SimChatModel
 
