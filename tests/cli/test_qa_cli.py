@@ -144,6 +144,7 @@ def test_ask_json_has_the_spec_fields(corpus: str) -> None:
         "lenient",
         "strict",
         "recovered",
+        "not_checked",
     }
 
 
@@ -194,6 +195,7 @@ def test_verify_reports_each_tier_and_coverage_without_any_model(
         "lenient": 0,
         "strict": 0,
         "recovered": 0,
+        "not_checked": 0,
     }
     assert data["metrics"]["vcr"] == 0.5
     assert data["seconds"] < 1.0 and wall < 5.0

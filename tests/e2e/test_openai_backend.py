@@ -97,3 +97,30 @@ async def test_openai_unreachable_server_is_retryable() -> None:
     with pytest.raises(BackendUnavailable) as info:
         await llm.text("test.down", "hello")
     assert info.value.retryable and "127.0.0.1" in info.value.user_message
+
+
+async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
+    """The schema sent to a llama.cpp server constrains its quotes to the section."""
+    from veriscribe.checks.quotable import quotable_units
+    from veriscribe.checks.verbatim import check_quote, is_compliant
+    from test_constrained_local import PROMPT, SECTION, ask
+
+    free = make_llm(
+        "openai:qwen-local",
+        Settings(base_url=server, llm=LLMSettings(context_tokens=2048, cache=False)),
+    )
+    quotes = await ask(free, constrained=False)
+    assert any(not is_compliant(check_quote(q, SECTION).tier) for q in quotes)
+    constrained = make_llm(
+        "openai:qwen-local",
+        Settings(
+            base_url=server,
+            llm=LLMSettings(
+                context_tokens=2048, cache=False, openai_schema="json_object_schema"
+            ),
+        ),
+    )
+    assert constrained.constrains
+    quotes = await ask(constrained, constrained=True)
+    assert quotes and set(quotes) <= {u.text for u in quotable_units(SECTION)}
+    assert PROMPT  # the same prompt as the embedded test

@@ -747,6 +747,12 @@ def funnel_line(result: dict[str, Any]) -> str:
         f"{f['covered']} covered > {f['verbatim']} verbatim > {f['lenient']} lenient > "
         f"{f['strict']} certified (+{f['recovered']} recovered)  "
         f"CCR {pct(metrics.get('ccr'))}  SCR {pct(metrics.get('scr'))}"
+        + (f"  {f['not_checked']} not checked" if f.get("not_checked") else "")
+        + (
+            "  (no claim checked)"
+            if not f["claims"] and not result.get("not_found")
+            else ""
+        )
     )
 
 
@@ -778,8 +784,23 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
                 )
             elif claim["note"] and claim["status"] != "certified":
                 detail.append(f"\n  {claim['note']}", style="dim")
+            if claim.get("judged_by") == "lexical":
+                detail.append("\n  restates its source word for word", style="dim")
             table.add_row(_badge(claim["status"]), detail)
+        for sentence in result.get("not_checked", []):
+            table.add_row(
+                Text("not checked", style="bold yellow"),
+                Text(sentence, style="dim"),
+            )
         console.print(table)
+        console.print()
+    elif not result.get("not_found") and not result.get("error"):
+        console.print(
+            Text(
+                "No claim of this answer was checked: nothing here is certified.",
+                style="bold yellow",
+            )
+        )
         console.print()
     seen: set[int] = set()
     for citation in result["citations"]:
@@ -792,6 +813,10 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
         ok = tier in ("exact", "normalized", "elided")
         line.append(f"({tier})", style="green" if ok else "red")
         line.append(f' "{citation["quote"]}"')
+        source = citation.get("source") or ""
+        if source and " ".join(source.split()) != " ".join(citation["quote"].split()):
+            # The reader sees what the judge read: the whole sentence(s) quoted from.
+            line.append(f'\n    in the source: "{source}"', style="dim")
         console.print(line)
     if result["citations"]:
         console.print()
@@ -1092,3 +1117,41 @@ def answer_set_report(summary: dict[str, Any]) -> None:
             f"not answered: {failure['id']}: {failure['reason']}", highlight=False
         )
     console.print(f"score them: veriscribe eval qa {summary['out']}", highlight=False)
+
+
+def judge_eval_report(report: dict[str, Any]) -> None:
+    """Render `eval judge`: accuracy, safety, AUC and the confusion table per method."""
+    from rich import box
+
+    console.print(
+        f"{report['pairs']} labelled pairs from corpus {report['corpus']!r} "
+        f"({', '.join(f'{k} {v}' for k, v in report['labels'].items())}) · "
+        f"model {report['model']}",
+        highlight=False,
+    )
+    for method, found in report["methods"].items():
+        auc = found["roc_auc"]
+        table = Table(
+            title=(
+                f"judge {method}: accuracy {found['accuracy']:.3f} · "
+                f"safe {found['safe_rate'] if found['safe_rate'] is not None else '-'} · "
+                f"ROC AUC {'-' if auc is None else f'{auc:.3f}'}"
+            ),
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+        )
+        table.add_column("label")
+        verdicts = (
+            "fully_supported",
+            "partially_supported",
+            "not_supported",
+            "contradicted",
+            "unjudged",
+        )
+        for verdict in verdicts:
+            table.add_column(verdict.replace("_", " "), justify="right")
+        for label, counts in found["confusion"].items():
+            table.add_row(label, *(str(counts.get(v, 0)) for v in verdicts))
+        console.print(table)
+        lanes = ", ".join(f"{k} {v}" for k, v in found["lanes"].items())
+        console.print(f"lanes: {lanes}", highlight=False)
