@@ -355,7 +355,8 @@ def fit_to_budget(
 async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
     """Write one article's abstract with a single prompt; return its result line.
 
-    Transient backend faults are retried (``llm.settings.retries`` times).
+    Transient backend faults are retried by the client (``llm.settings.retries``
+    times).
 
     Raises:
         VeriscribeError: The call failed for good, the reply did not parse, or the
@@ -365,17 +366,9 @@ async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
     prompt = load_prompt("abstract", "naive")
     text, truncation = fit_to_budget(llm, prompt, article)
     messages = _render(prompt, text, truncation["truncated"])
-    attempt = 0
-    while True:
-        try:
-            completion = await llm.json(
-                prompt.id, messages, AbstractLean, max_tokens=ABSTRACT_TOKENS
-            )
-            break
-        except VeriscribeError as exc:
-            attempt += 1
-            if not exc.retryable or attempt > llm.settings.retries:
-                raise
+    completion = await llm.json(
+        prompt.id, messages, AbstractLean, max_tokens=ABSTRACT_TOKENS
+    )
     abstract = complete_sentences(completion.value.abstract)
     if not abstract:
         raise StructuredOutputError("the model returned an empty abstract")
@@ -397,7 +390,7 @@ async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
         fallbacks=fallbacks,
         prompt_ids=[prompt.id],
         truncation=truncation,
-        attempts=attempt + 1,
+        attempts=completion.attempts,
     )
 
 

@@ -50,6 +50,7 @@ from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.spec import parse_spec
+from veriscribe.redaction import redact
 from veriscribe.service.abstracts import (
     checkpointer,
     compiled_graph,
@@ -495,7 +496,7 @@ class BatchRunner:
             reason = exc.user_message
         except Exception as exc:  # one broken article must not stop the batch
             log.exception("article %s failed", claim.source)
-            reason = f"internal error: {type(exc).__name__}: {exc}"
+            reason = redact(f"internal error: {type(exc).__name__}: {exc}")
         seconds = time.perf_counter() - started
         if result is not None:
             line = dict(result)
