@@ -8,6 +8,10 @@ from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# Ten times the largest development input (a 0.5 MB eLife JATS file), and about a
+# million tokens of plain text: far beyond any real article or guideline.
+DEFAULT_MAX_INPUT_BYTES = 5_000_000
+
 
 def default_data_dir() -> Path:
     """Return the per-user directory where veriscribe keeps its database and models."""
@@ -104,6 +108,12 @@ class Settings(BaseSettings):
     )
     base_url: str | None = Field(
         None, description="Base URL for `openai:` SPECs (else OPENAI_BASE_URL)."
+    )
+    max_input_bytes: int = Field(
+        DEFAULT_MAX_INPUT_BYTES,
+        ge=1,
+        description="Largest article or guideline file (or JSON-lines record) read "
+        "for the model; a larger one is refused before it costs any model call.",
     )
     llm: LLMSettings = Field(default_factory=LLMSettings)
 

@@ -137,7 +137,9 @@ def error_line(
     return {**line, "baseline": baseline}
 
 
-def read_inputs(inputs: Sequence[str]) -> list[Article | ReadFailure]:
+def read_inputs(
+    inputs: Sequence[str], max_bytes: int | None = None
+) -> list[Article | ReadFailure]:
     """Read every article of the inputs; an unreadable file becomes a failure.
 
     Raises:
@@ -147,7 +149,7 @@ def read_inputs(inputs: Sequence[str]) -> list[Article | ReadFailure]:
     items: list[Article | ReadFailure] = []
     for path in paths:
         try:
-            items.extend(read_articles(path))
+            items.extend(read_articles(path, max_bytes=max_bytes))
         except InputError as exc:
             items.append(ReadFailure(path.stem, str(path), exc.user_message))
     return items
@@ -415,7 +417,7 @@ async def run_naive(
         llm_settings = settings.llm.model_copy(update={"concurrency": concurrency})
         settings = settings.model_copy(update={"llm": llm_settings})
     started = time.perf_counter()
-    items = await asyncio.to_thread(read_inputs, inputs)
+    items = await asyncio.to_thread(read_inputs, inputs, settings.max_input_bytes)
     prompt = "naive"
     async with open_store(settings) as store:
         llm = make_llm(model or settings.model, settings, store)

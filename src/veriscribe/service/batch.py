@@ -286,8 +286,10 @@ class BatchRunner:
         run_id: str,
         config: RunConfig,
         on_progress: OnProgress | None = None,
+        max_input_bytes: int | None = None,
     ) -> None:
         self.store = store
+        self.max_input_bytes = max_input_bytes
         self.runs = runs
         self.llm = llm
         self.run_id = run_id
@@ -370,7 +372,7 @@ class BatchRunner:
                 continue
             for path in paths:
                 try:
-                    for item in read_articles(path):
+                    for item in read_articles(path, max_bytes=self.max_input_bytes):
                         if isinstance(item, ReadFailure):
                             failed(item.source, item.id, item.reason)
                         elif not item.paragraphs:
@@ -740,7 +742,15 @@ async def run_batch(
         )
         await runs.ensure_run(rid, KIND, config.as_dict())
         llm = make_llm(spec, batch_settings(settings, limit), store)
-        runner = BatchRunner(store, runs, llm, rid, config, on_progress)
+        runner = BatchRunner(
+            store,
+            runs,
+            llm,
+            rid,
+            config,
+            on_progress,
+            max_input_bytes=settings.max_input_bytes,
+        )
         if not handle_signals:
             return await runner.run()
         with _stop_on_signals(runner):
