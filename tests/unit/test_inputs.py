@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from veriscribe.cli.app import app
 from veriscribe.documents.articles import (
     ARTICLE_SUFFIXES,
     Article,
@@ -22,6 +24,8 @@ from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service.batch import run_batch
 from veriscribe.service.corpora import _check_name
 from veriscribe.settings import DEFAULT_MAX_INPUT_BYTES, Settings
+
+runner = CliRunner()
 
 # A quoted ">" ends the DOCTYPE for a naive pattern, which then misses the internal
 # subset and lets the parser expand the entity.
@@ -134,6 +138,23 @@ def test_an_oversized_guideline_is_refused_or_skipped(tmp_path: Path) -> None:
     )
     assert [d.doc_id for d in docs] == ["small"]
     assert skipped[0][0] == big and "--max-bytes" in skipped[0][1]
+
+
+def test_max_bytes_is_a_global_option_and_a_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    article = write(tmp_path, "a.txt", "# T\n\n" + "A sentence of the body. " * 100)
+    result = runner.invoke(app, ["--max-bytes", "1000", "abstract", str(article)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {article}: 2.4 kB, over the 1.0 kB limit for one input (raise it "
+        "with `veriscribe --max-bytes N ...` or VERISCRIBE_MAX_INPUT_BYTES)"
+    )
+    monkeypatch.setenv("VERISCRIBE_MAX_INPUT_BYTES", "1000")
+    assert Settings().max_input_bytes == 1000
+    result = runner.invoke(app, ["corpus", "add", "c", str(article), "--json"])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "2.4 kB, over the 1.0 kB limit" in result.stderr
 
 
 # ------------------------------------------------------------------ batches
