@@ -52,7 +52,11 @@ def error_log_path() -> Path:
 
 
 class _LogFile(RotatingFileHandler):
-    """The error log; a log that cannot be written never breaks the command."""
+    """The error log: created on its first record, never breaking the command."""
+
+    def _open(self) -> Any:
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802
         return
@@ -73,10 +77,6 @@ def configure_logging(*, debug: bool) -> Path:
         The error log's path (created only when something is written to it).
     """
     path = error_log_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        path = Path(tempfile.gettempdir()) / ERROR_LOG_NAME
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, _MARK, False):
