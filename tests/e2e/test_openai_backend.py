@@ -91,19 +91,22 @@ async def test_openai_round_trip_with_json(server: str) -> None:
     assert result.usage.prompt_tokens > 10 and result.usage.output_tokens > 3
 
 
-async def test_openai_unreachable_server_is_retryable() -> None:
+async def test_openai_unreachable_server_is_retried_then_reported() -> None:
     settings = Settings(base_url=f"http://127.0.0.1:{free_port()}/v1")
     llm = make_llm("openai:any", settings)
     with pytest.raises(BackendUnavailable) as info:
         await llm.text("test.down", "hello")
-    assert info.value.retryable and "127.0.0.1" in info.value.user_message
+    # The client spent the retries; nothing above it retries again.
+    assert info.value.attempts == settings.llm.retries + 1 and not info.value.retryable
+    assert "127.0.0.1" in info.value.user_message
 
 
 async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
     """The schema sent to a llama.cpp server constrains its quotes to the section."""
+    from test_constrained_local import SECTION, ask
+
     from veriscribe.checks.quotable import quotable_units
     from veriscribe.checks.verbatim import check_quote, is_compliant
-    from test_constrained_local import PROMPT, SECTION, ask
 
     free = make_llm(
         "openai:qwen-local",
@@ -123,4 +126,3 @@ async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
     assert constrained.constrains
     quotes = await ask(constrained, constrained=True)
     assert quotes and set(quotes) <= {u.text for u in quotable_units(SECTION)}
-    assert PROMPT  # the same prompt as the embedded test

@@ -5,15 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from veriscribe.errors import ConfigError, ModelFileMissing
 from veriscribe.llm.budget import estimate_tokens
 from veriscribe.llm.bundled import BUNDLED_NAME, bundled_model_path
 from veriscribe.llm.client import LLM
 from veriscribe.llm.spec import ModelSpec, parse_spec
-from veriscribe.settings import Settings, default_data_dir
+from veriscribe.settings import LLMSettings, Settings, default_data_dir
 from veriscribe.store.db import Store
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
@@ -26,6 +29,18 @@ def ollama_host() -> str:
     if host.count(":") < 2:
         host = f"{host}:11434"
     return host.rstrip("/")
+
+
+def http_timeout(cfg: LLMSettings) -> httpx.Timeout:
+    """Return the HTTP timeouts of server backends.
+
+    Connecting has its own short limit, so a server that is down or unreachable is
+    reported in seconds; the read limit is only the cap, since the client's per-call
+    timeout (scaled to the call's budget) runs out first.
+    """
+    import httpx  # only server backends need it
+
+    return httpx.Timeout(cfg.timeout_s, connect=cfg.connect_timeout_s)
 
 
 def local_model_path(settings: Settings) -> Path:
@@ -113,7 +128,7 @@ def make_llm(
                 num_ctx=cfg.context_tokens,
                 num_predict=cfg.max_output_tokens,
                 temperature=cfg.temperature,
-                client_kwargs={"timeout": cfg.timeout_s},
+                client_kwargs={"timeout": http_timeout(cfg)},
             ),
             settings=cfg,
             count_tokens=estimate_tokens,
@@ -140,7 +155,7 @@ def make_llm(
                 base_url=base_url,
                 api_key=api_key or "none",
                 temperature=cfg.temperature,
-                timeout=cfg.timeout_s,
+                timeout=http_timeout(cfg),
                 max_retries=0,
             ),
             settings=cfg,

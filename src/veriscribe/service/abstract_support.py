@@ -110,8 +110,9 @@ class SupportChecker:
         """Judge article sentences against their own articles: a check of the judge.
 
         Each sentence is among its own quotes, so a usable judge calls it fully
-        supported; the lexical lane is bypassed here, so the check is of the model. The share it does is the ceiling of ``claim_support`` for this judge;
-        far below 1 the figure says more about the judge than about the abstracts.
+        supported; the lexical lane is bypassed here, so the check is of the model.
+        The share it does is the ceiling of ``claim_support`` for this judge; far
+        below 1 the figure says more about the judge than about the abstracts.
         """
         sentences = []
         for body in list(self._articles)[:count]:

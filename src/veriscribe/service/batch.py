@@ -50,6 +50,7 @@ from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.spec import parse_spec
+from veriscribe.redaction import redact
 from veriscribe.service.abstracts import (
     checkpointer,
     compiled_graph,
@@ -285,8 +286,10 @@ class BatchRunner:
         run_id: str,
         config: RunConfig,
         on_progress: OnProgress | None = None,
+        max_input_bytes: int | None = None,
     ) -> None:
         self.store = store
+        self.max_input_bytes = max_input_bytes
         self.runs = runs
         self.llm = llm
         self.run_id = run_id
@@ -369,7 +372,7 @@ class BatchRunner:
                 continue
             for path in paths:
                 try:
-                    for item in read_articles(path):
+                    for item in read_articles(path, max_bytes=self.max_input_bytes):
                         if isinstance(item, ReadFailure):
                             failed(item.source, item.id, item.reason)
                         elif not item.paragraphs:
@@ -495,7 +498,7 @@ class BatchRunner:
             reason = exc.user_message
         except Exception as exc:  # one broken article must not stop the batch
             log.exception("article %s failed", claim.source)
-            reason = f"internal error: {type(exc).__name__}: {exc}"
+            reason = redact(f"internal error: {type(exc).__name__}: {exc}")
         seconds = time.perf_counter() - started
         if result is not None:
             line = dict(result)
@@ -739,7 +742,15 @@ async def run_batch(
         )
         await runs.ensure_run(rid, KIND, config.as_dict())
         llm = make_llm(spec, batch_settings(settings, limit), store)
-        runner = BatchRunner(store, runs, llm, rid, config, on_progress)
+        runner = BatchRunner(
+            store,
+            runs,
+            llm,
+            rid,
+            config,
+            on_progress,
+            max_input_bytes=settings.max_input_bytes,
+        )
         if not handle_signals:
             return await runner.run()
         with _stop_on_signals(runner):
