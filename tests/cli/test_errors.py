@@ -24,6 +24,7 @@ from veriscribe.service import (
     baselines,
     corpora,
     evaluation,
+    judge_eval,
     qa,
     qa_eval,
     retrieval_eval,
@@ -127,6 +128,7 @@ def commands(tmp: Path) -> dict[str, tuple[list[str], Any, str]]:
             "make_questions",
         ),
         "eval labels": (["eval", "labels", str(results)], evaluation, "eval_labels"),
+        "eval judge": (["eval", "judge", "--corpus", "c1"], judge_eval, "eval_judge"),
     }
 
 
@@ -153,6 +155,7 @@ COMMANDS = [
     "eval retrieval",
     "eval make-questions",
     "eval labels",
+    "eval judge",
 ]
 
 
