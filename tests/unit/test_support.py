@@ -172,3 +172,12 @@ def test_roc_auc() -> None:
     assert roc_auc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
     assert roc_auc([0.5, 0.5], [True, False]) == 0.5
     assert roc_auc([0.2], [True]) is None
+
+
+def test_lexical_lane_compares_with_the_whole_source_too() -> None:
+    # A long sentence that the unit splitter would cut at its clauses.
+    source = "; ".join(f"clause {n} names drug X{n} at dose {n} mg" for n in range(40))
+    assert lexical_verdict(source, source) == "fully_supported"
+    assert lexical_verdict(source.replace("dose 7 mg", "dose 9 mg"), source) == (
+        "contradicted"
+    )

@@ -179,8 +179,8 @@ def _number(raw: str) -> str:
 
 
 def source_units(source: str) -> list[str]:
-    """Return the sentences and clauses of a source text that a claim may restate."""
-    units = [unit.text for unit in quotable_units(source)] or [source]
+    """Return the source, its sentences and its clauses: what a claim may restate."""
+    units = [source, *(unit.text for unit in quotable_units(source))]
     clauses = []
     for unit in units:
         parts = [p for p in _CLAUSE.split(unit) if p.strip()]

@@ -119,6 +119,7 @@ def score_method(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[st
         "lanes": dict(Counter(f.get("method") or "none" for f in found)),
         "roc_auc": round(auc, 4) if auc is not None else None,
         "thresholds": _sweep(pairs, found),
+        "suggested_threshold": _suggest(pairs, found),
         "per_pair": [
             {
                 "id": p.id,
@@ -161,3 +162,24 @@ def _sweep(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[str, flo
         )
         for t in THRESHOLDS
     }
+
+
+def _suggest(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> float | None:
+    """Return the model lane's cut-off with the best binary accuracy (ties: the higher).
+
+    Candidates are the scores themselves, so compressed score ranges (a small model
+    that says "yes" with probability 0.1 to 0.3) are resolved as finely as the data.
+    """
+    lane = [
+        (score, p.label == "supported")
+        for p, f in zip(pairs, found, strict=True)
+        if f["method"] == "model" and (score := f["score"]) is not None
+    ]
+    if not lane:
+        return None
+    best: tuple[int, float] | None = None
+    for cut in sorted({score for score, _ in lane}):
+        right = sum((score >= cut) == positive for score, positive in lane)
+        if best is None or right >= best[0]:
+            best = (right, cut)
+    return None if best is None else round(best[1], 4)

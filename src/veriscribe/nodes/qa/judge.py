@@ -12,8 +12,9 @@ widened to whole sentences, an elision's skipped text included), not the quotes 
 * the model lane: one yes/no question ("does the passage state this claim?") whose
   answer is scored from the model's probability of "yes" (read from its next-token
   probabilities where the backend exposes them, else the share of ``samples``
-  constrained one-word answers). At or above ``SUPPORTED`` it is ``fully_supported``,
-  at or above ``PARTIAL`` ``partially_supported``, below it ``not_supported``.
+  constrained one-word answers). At or above a cut-off it is ``fully_supported``, at
+  or above a lower one ``partially_supported``, below it ``not_supported``; the
+  cut-offs are measured per model with ``veriscribe eval judge`` (:data:`MEASURED_THRESHOLDS`).
 
 A model "yes" certifies nothing that :func:`veriscribe.checks.support.certification_guard`
 rejects (a number the source does not state, a negation or polarity word dropped): such
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -53,11 +55,37 @@ from veriscribe.prompts import load_prompt
 
 JUDGE_TOKENS = 48
 
-SUPPORTED = 0.5
-"""Probability of "yes" at or above which the model lane calls a claim fully supported."""
 
-PARTIAL = 0.2
-"""Probability of "yes" at or above which it calls a claim partially supported."""
+@dataclass(frozen=True)
+class Thresholds:
+    """Where the model lane's probability of "yes" turns into a verdict."""
+
+    supported: float
+    """At or above: ``fully_supported``."""
+    partial: float
+    """At or above (and below ``supported``): ``partially_supported``."""
+
+
+DEFAULT_THRESHOLDS = Thresholds(supported=0.5, partial=0.2)
+"""For a model whose yes/no probabilities have not been measured."""
+
+MEASURED_THRESHOLDS: dict[str, Thresholds] = {
+    # `veriscribe eval judge --corpus cpgqa --sources 40` on the cpgQA dev passages:
+    # the bundled model's P(yes) is low for every pair (a copied sentence scores about
+    # 0.25, an unrelated one about 0.15), so its cut-offs sit there.
+    "local:qwen2.5-coder-0.5b-instruct-q4_k_m": Thresholds(supported=0.22, partial=0.2),
+}
+"""Cut-offs chosen on development pairs, by model label."""
+
+
+def thresholds_for(label: str, options: QAOptions) -> Thresholds:
+    """Return the model lane's cut-offs: the options', else the measured, else defaults."""
+    base = MEASURED_THRESHOLDS.get(label, DEFAULT_THRESHOLDS)
+    return Thresholds(
+        supported=options.support_threshold or base.supported,
+        partial=options.partial_threshold or base.partial,
+    )
+
 
 # From most to least supportive: a surviving tie goes to the later one.
 VERDICT_ORDER = (
@@ -144,9 +172,7 @@ async def decide(
     """
     if options.judge_method == "sampled":
         return await sampled_verdict(llm, options, question, claim, sources)
-    return await scored_verdict(
-        llm, options, question, claim, sources, lexical=lexical
-    )
+    return await scored_verdict(llm, options, question, claim, sources, lexical=lexical)
 
 
 async def scored_verdict(
@@ -180,13 +206,14 @@ async def scored_verdict(
             None, [], None, "model", None, f"the judge gave no usable verdict ({exc})"
         )
     score = round(reply.value.get("yes", 0.0), 4)
+    cut = thresholds_for(llm.label, options)
     note = ""
-    if score >= SUPPORTED:
+    if score >= cut.supported:
         verdict = "fully_supported"
         reason = certification_guard(claim, source)
         if reason is not None:
             verdict, note = "not_supported", f"not certified: {reason}"
-    elif score >= PARTIAL:
+    elif score >= cut.partial:
         verdict = "partially_supported"
     else:
         verdict = "not_supported"

@@ -64,6 +64,10 @@ class QAOptions:
     """Cap on the characters of the sections read."""
     recover: bool = True
     """Look for missing support of partially supported claims in the read set."""
+    support_threshold: float | None = None
+    """Scored judge: P(yes) that certifies (default: measured for the model)."""
+    partial_threshold: float | None = None
+    """Scored judge: P(yes) that makes a claim partially supported."""
     judge_method: JudgeMethod = "scored"
     """``scored``: lexical lane, then one yes/no question scored by probability;
     ``sampled``: the majority of sampled four-way verdicts."""
