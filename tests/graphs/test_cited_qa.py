@@ -303,6 +303,21 @@ async def test_a_filter_that_rejects_every_sentence_is_not_believed(
     single = Script(answer="Here is what the guideline says.", claims=lambda n: [False])
     alone = await ask(store, single, thread="t2", question="Anything else?")
     assert alone["funnel"]["claims"] == 0
+    # ... but it is shown as not checked, and the answer says nothing was checked.
+    assert alone["not_checked"] == ["Here is what the guideline says."]
+    assert alone["funnel"]["not_checked"] == 1 and alone["checked_claims"] == 0
+    assert "no claim of this answer was checked" in alone["notes"]
+
+
+async def test_a_cited_sentence_is_a_claim_whatever_the_filter_says(
+    store: Store,
+) -> None:
+    """A one-sentence answer with a citation cannot be exempted from checking."""
+    answer = f"{SENT_DIAG} " + cite(DIAGNOSIS, "at least two separate occasions")
+    script = Script(answer=answer, claims=lambda n: [False] * n)
+    result = await ask(store, script)
+    assert [c["text"] for c in result["claims"]] == [SENT_DIAG]
+    assert result["not_checked"] == []
 
 
 async def test_elided_risky_quote_never_certifies(store: Store) -> None:
