@@ -459,12 +459,10 @@ class BatchRunner:
         if claim.doc_key is None:
             return {}
         tid = thread_id(claim.doc_key, self.options, self.llm)
-        rows = list(
-            await self.store.conn.execute_fetchall(
-                "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
-                "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
-                (self.run_id, tid),
-            )
+        rows = await self.store.fetchall(
+            "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
+            "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
+            (self.run_id, tid),
         )
         if not rows:
             return {}
