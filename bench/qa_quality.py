@@ -31,7 +31,7 @@ from typing import Any
 from veriscribe.nodes.qa.state import QAOptions
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
-from veriscribe.service.qa_eval import eval_qa
+from veriscribe.service.qa_eval import eval_qa, read_results
 from veriscribe.settings import Settings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "guidelines" / "cpgqa"
@@ -63,7 +63,7 @@ async def run_mode(
         on_answer=lambda result, *_: timed(result),
     )
     report = eval_qa(out)
-    results = [json.loads(line) for line in out.read_text().splitlines() if line]
+    results = read_results(out)
     lanes = Counter(
         c.get("judged_by") or "none" for r in results for c in r.get("claims", [])
     )
