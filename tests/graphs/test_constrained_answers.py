@@ -146,3 +146,45 @@ async def test_unit_ids_become_quotes_of_their_sections(store: Store) -> None:
     claim = result["claims"][0]
     assert claim["citations"][0]["tier"] == "unresolved"
     assert claim["status"] == "unsupported"
+
+
+ASPIRIN = (
+    "Avoid aspirin in children under 16 years; in adults with coronary disease, "
+    "aspirin is recommended for secondary prevention."
+)
+
+
+@pytest.mark.parametrize("citations", ["constrained", "free"])
+async def test_the_reversed_aspirin_recommendation_is_never_certified(
+    tmp_path: Path, citations: str
+) -> None:
+    """An elision that skips a scope, and a judge that says yes to anything."""
+    from veriscribe.documents.guidelines import read_guideline_path
+    from veriscribe.store import corpora
+
+    guideline = tmp_path / "aspirin.md"
+    guideline.write_text(f"# Aspirin\n\n## Children\n\n{ASPIRIN}\n", "utf-8")
+    claim = "Aspirin is recommended for children under 16 years."
+    elided = "aspirin in children under 16 years ... aspirin is recommended for secondary prevention"
+    async with await Store.open(tmp_path / "a.sqlite") as store:
+        await corpora.ensure_corpus(store, "asp")
+        for doc in read_guideline_path(guideline):
+            await corpora.store_document(store, "asp", doc)
+        (key,) = [r.key for r in await corpora.sections(store, "asp") if r.chars]
+        model = Model(
+            [{"section_id": key, "quote": elided, "sentence": claim}], yes=1.0
+        )
+        llm = scripted_llm(ScriptedChatModel(responder=model), store=store)
+        graph = await compiled_graph(store)
+        options = QAOptions(retriever="bm25", k=1, citations=citations)  # type: ignore[arg-type]
+        deps = QADeps(store=store, llm=llm, options=options)
+        result = await run_thread(
+            store, graph, deps, "a", turn_input("ask", "asp", "Aspirin for children?")
+        )
+    (found,) = result["claims"]
+    assert found["status"] != "certified"
+    citation = found["citations"][0]
+    if citation["tier"] in ("exact", "normalized", "elided"):
+        # Were the quote accepted, the judge reads the whole sentence, "Avoid" too.
+        assert citation["source"].startswith("Avoid aspirin")
+        assert "avoid" in found["note"]
