@@ -62,7 +62,12 @@ async def ask(llm: LLM, constrained: bool) -> list[str]:
 
 
 def settings(**more: object) -> Settings:
-    llm = LLMSettings(context_tokens=2048, max_output_tokens=160, cache=False)
+    llm = LLMSettings(
+        context_tokens=2048,
+        max_output_tokens=160,
+        cache=False,
+        min_output_tokens_per_s=0.5,
+    )
     return Settings(llm=llm, **more)  # type: ignore[arg-type]
 
 

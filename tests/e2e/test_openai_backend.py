@@ -9,6 +9,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -101,6 +102,15 @@ async def test_openai_unreachable_server_is_retried_then_reported() -> None:
     assert "127.0.0.1" in info.value.user_message
 
 
+# A CPU server decodes a few tokens a second when the machine is busy.
+SLOW: dict[str, Any] = {
+    "context_tokens": 2048,
+    "cache": False,
+    "min_output_tokens_per_s": 0.5,
+    "retries": 0,
+}
+
+
 async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
     """The schema sent to a llama.cpp server constrains its quotes to the section."""
     from test_constrained_local import SECTION, ask
@@ -110,7 +120,7 @@ async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
 
     free = make_llm(
         "openai:qwen-local",
-        Settings(base_url=server, llm=LLMSettings(context_tokens=2048, cache=False)),
+        Settings(base_url=server, llm=LLMSettings(**SLOW)),
     )
     quotes = await ask(free, constrained=False)
     assert any(not is_compliant(check_quote(q, SECTION).tier) for q in quotes)
@@ -118,9 +128,7 @@ async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
         "openai:qwen-local",
         Settings(
             base_url=server,
-            llm=LLMSettings(
-                context_tokens=2048, cache=False, openai_schema="json_object_schema"
-            ),
+            llm=LLMSettings(**SLOW, openai_schema="json_object_schema"),
         ),
     )
     assert constrained.constrains

@@ -165,7 +165,10 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
     guideline = tmp_path / "aspirin.md"
     guideline.write_text(f"# Aspirin\n\n## Children\n\n{ASPIRIN}\n", "utf-8")
     claim = "Aspirin is recommended for children under 16 years."
-    elided = "aspirin in children under 16 years ... aspirin is recommended for secondary prevention"
+    elided = (
+        "aspirin in children under 16 years ... "
+        "aspirin is recommended for secondary prevention"
+    )
     async with await Store.open(tmp_path / "a.sqlite") as store:
         await corpora.ensure_corpus(store, "asp")
         for doc in read_guideline_path(guideline):
