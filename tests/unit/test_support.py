@@ -181,3 +181,10 @@ def test_lexical_lane_compares_with_the_whole_source_too() -> None:
     assert lexical_verdict(source.replace("dose 7 mg", "dose 9 mg"), source) == (
         "contradicted"
     )
+
+
+def test_a_negation_carried_by_an_auxiliary_is_a_flip() -> None:
+    source = "We recommend evaluating benefits of continued opioid therapy."
+    assert lexical_verdict(
+        "We does not recommend evaluating benefits of continued opioid therapy.", source
+    ) == ("contradicted")

@@ -230,13 +230,20 @@ def lexical_verdict(claim: str, source: str) -> Lexical | None:
         found = sequence(unit)
         if found == said:
             return "fully_supported"
-        unnegated = [t for t in found if t != "not"]
-        if unnegated == [t for t in said if t != "not"]:
+        if _unnegated(found) == _unnegated(said):
             if (found.count("not") - said.count("not")) % 2:
                 flipped = True
         elif _masked(found) == _masked(said) and _numbers(found) != _numbers(said):
             flipped = True
     return "contradicted" if flipped else None
+
+
+_NEGATION_SUPPORT = frozenset({"not", "do", "doe", "did"})
+"""A negation and the auxiliary that carries it ("does not recommend")."""
+
+
+def _unnegated(tokens: Sequence[str]) -> list[str]:
+    return [t for t in tokens if t not in _NEGATION_SUPPORT]
 
 
 def _masked(tokens: Sequence[str]) -> list[str]:

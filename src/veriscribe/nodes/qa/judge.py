@@ -70,10 +70,11 @@ DEFAULT_THRESHOLDS = Thresholds(supported=0.5, partial=0.2)
 """For a model whose yes/no probabilities have not been measured."""
 
 MEASURED_THRESHOLDS: dict[str, Thresholds] = {
-    # `veriscribe eval judge --corpus cpgqa --sources 40` on the cpgQA dev passages:
-    # the bundled model's P(yes) is low for every pair (a copied sentence scores about
-    # 0.25, an unrelated one about 0.15), so its cut-offs sit there.
-    "local:qwen2.5-coder-0.5b-instruct-q4_k_m": Thresholds(supported=0.22, partial=0.2),
+    # `veriscribe eval judge --corpus cpgqa --sources 40` (116 pairs): the bundled
+    # model's P(yes) is low for every pair: a sentence of another section scores 0.11
+    # to 0.23, the sentence itself about 0.25. Certifying needs 0.3, above every
+    # unsupported pair seen, so in practice only restatements are certified.
+    "local:qwen2.5-coder-0.5b-instruct-q4_k_m": Thresholds(supported=0.3, partial=0.2),
 }
 """Cut-offs chosen on development pairs, by model label."""
 
