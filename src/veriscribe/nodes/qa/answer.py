@@ -38,6 +38,9 @@ from veriscribe.prompts import load_prompt
 from veriscribe.store.corpora import SectionRow
 
 MAX_SENTENCES = 6
+CONSTRAINED_SENTENCES = 3
+"""Sentences a constrained answer may have: each costs a quote and a sentence of output
+(about 100 tokens), and the answer's budget is 400."""
 HISTORY_TURNS = 2
 HISTORY_ANSWER_CHARS = 400
 
@@ -274,7 +277,7 @@ async def _reply(
             messages,
             UnitReply,
             max_tokens=max_tokens,
-            constraint=unit_constraint(units, MAX_SENTENCES),
+            constraint=unit_constraint(units, CONSTRAINED_SENTENCES),
         )
         pairs = [
             (i.source, clean_sentence(i.sentence)) for i in by_unit.value.sentences
@@ -285,6 +288,6 @@ async def _reply(
         messages,
         AnswerReply,
         max_tokens=max_tokens,
-        constraint=quote_constraint(units, MAX_SENTENCES),
+        constraint=quote_constraint(units, CONSTRAINED_SENTENCES),
     )
     return structured(by_quote.value.sentences, read)
