@@ -109,7 +109,7 @@ def _cut(draw: st.DrawFn, text: str) -> tuple[int, int]:
 
 
 PROPERTY = settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -728,48 +728,38 @@ class _PatternWriter:
     def junction_readings(self, run: _Run) -> list[str]:
         """Write the ways an item boundary of the section can stand for the run.
 
-        The boundary is labelled by the run's first label, any second label being
-        text of the next item; or the first label is the last word of the item
-        before ("grade 2. Patients", "144 p. * Nelson"), its ``.`` the quote's
-        punctuation, and the boundary is labelled by the second label. The
-        section may have ``; , :`` before the boundary, or a sentence end ``.``
-        where the quote has ``.`` or ``;``; between two digits only the quote's own
-        ``.`` or ``;`` may stand there, since a space or a dash would let "10 - 80"
-        match "10" ending one item and "80" starting the next.
+        Each of the run's labels may be text of the item before the boundary (a
+        label-like last word: "grade 2. Patients", "144 p. * Nelson", whose ``.``
+        is then the quote's punctuation), the boundary's own label, or text of the
+        item after it; a bullet only stands for an unlabelled boundary. The section
+        may have ``; , :`` before the boundary, or a sentence end ``.`` where the
+        quote has ``.`` or ``;``; between two digits only the quote's own ``.`` or
+        ``;`` may stand there, since a space or a dash would let "10 - 80" match
+        "10" ending one item and "80" starting the next.
         """
         readings: list[str] = []
-        labels = run.labels
-        if not (len(labels) == 2 and run.bullet):
-            next_label = ""
-            if len(labels) == 2:
-                next_label = labels[1][1] + ("" if run.at_end else " ")
-            readings.append(
-                self.reading(
-                    run,
-                    head="",
-                    mark=run.mark,
-                    last=run.before,
-                    label=labels[0][0] if labels else None,
-                    next_text=next_label,
-                )
+        written = [text for _, text in run.labels]
+        for k in range(len(run.labels) + 1):
+            label = run.labels[k][0] if k < len(run.labels) else None
+            if label is not None and run.bullet:
+                continue
+            following = " ".join(written[k + 1 :])
+            next_text = following + ("" if run.at_end or not following else " ")
+            if k == 0:
+                head, mark, last = "", run.mark, run.before
+            else:
+                text = " ".join(written[:k])
+                mark = "." if text.endswith(".") else ""
+                head = (run.mark + " " if not run.at_start else "") + text[
+                    : len(text) - len(mark)
+                ]
+                last = head[-1]
+            reading = self.reading(
+                run, head=head, mark=mark, last=last, label=label, next_text=next_text
             )
-        if labels:
-            written = labels[0][1]
-            mark = "." if written.endswith(".") else ""
-            head = (run.mark + " " if not run.at_start else "") + written[
-                : len(written) - len(mark)
-            ]
-            readings.append(
-                self.reading(
-                    run,
-                    head=head,
-                    mark=mark,
-                    last=head[-1],
-                    label=labels[1][0] if len(labels) == 2 else None,
-                    next_text="",
-                )
-            )
-        return [reading for reading in readings if reading]
+            if reading:
+                readings.append(reading)
+        return readings
 
     def reading(
         self,

@@ -183,7 +183,7 @@ RISKY_WORDS: frozenset[str] = (
 
 RISKY_STEMS: tuple[str, ...] = (
     # strength of a recommendation
-    "recommend", "suggest", "consider", "advis", "caution", "precaution", "warn",
+    "recommend", "suggest", "consider", "advis", "cautio", "precautio", "warn",
     # turning a recommendation against something, or changing its direction
     "avoid", "contraindicat", "discontinu", "withh", "stop", "ceas", "refrain",
     "prohibit", "forbid", "inappropriat", "harm", "deprescrib", "taper", "delay",
