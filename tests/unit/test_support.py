@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from veriscribe.checks.quotable import quotable_units, quote_text, widen
+from veriscribe.checks.quotable import quotable_units, quote_text
 from veriscribe.checks.support import (
     certification_guard,
     lexical_verdict,
     shortfall_of,
     terms,
 )
+from veriscribe.checks.verbatim import check_quote
 from veriscribe.metrics.judge_pairs import build_pairs, flip, roc_auc
 
 ASPIRIN = (
@@ -142,10 +143,12 @@ def test_quotable_units_join_hard_wrapped_lines_and_split_bullets() -> None:
         assert quote_text(text, unit.start, unit.end) == unit.text
 
 
-def test_widen_reaches_the_start_of_the_sentence() -> None:
+def test_the_source_of_a_quote_reaches_the_start_of_its_sentence() -> None:
     at = ASPIRIN.index("aspirin in children")
-    start, end = widen(ASPIRIN, at, at + len("aspirin in children under 16 years"))
-    assert ASPIRIN[start:end].startswith("Avoid aspirin")
+    found = check_quote("aspirin in children under 16 years", ASPIRIN)
+    assert found.span == (at, at + len("aspirin in children under 16 years"))
+    assert found.context_span is not None
+    assert ASPIRIN[slice(*found.context_span)].startswith("Avoid aspirin")
 
 
 def test_flip_and_pairs_are_deterministic() -> None:

@@ -105,16 +105,3 @@ def _bounded(text: str, start: int, end: int) -> list[tuple[int, int]]:
     out.append(_trim(text, cursor, end))
     return [span for span in out if span[1] > span[0]]
 
-
-def widen(section_text: str, start: int, end: int) -> tuple[int, int]:
-    """Widen a span of a section to the whole units (sentences, items) it touches.
-
-    A quote that starts mid-sentence ("aspirin in children ...") is read by the judge
-    and shown to the reader with the words before it ("Avoid aspirin in children ...").
-    """
-    touched = [
-        u for u in quotable_units(section_text) if u.start < end and u.end > start
-    ]
-    if not touched:
-        return start, end
-    return min(start, touched[0].start), max(end, touched[-1].end)

@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from veriscribe.checks.quotable import quote_text, widen
+from veriscribe.checks.quotable import quote_text
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.errors import StructuredOutputError
 from veriscribe.nodes.qa.constrained import span_item, units_of
@@ -56,8 +56,9 @@ def recheck(
         if is_compliant(result.tier):
             doc_id, section_id = split_key(key)
             text = sections[key].text
-            assert result.span is not None
-            source = quote_text(text, *widen(text, *result.span))
+            around = result.context_span or result.span
+            assert around is not None
+            source = quote_text(text, *around)
             recovery = Recovery(
                 doc_id=doc_id,
                 section_id=section_id,

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from veriscribe.checks.markers import MarkerPosition, Sentence, attribute
-from veriscribe.checks.quotable import quote_text, widen
+from veriscribe.checks.quotable import quote_text
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.nodes.qa.state import (
     Citation,
@@ -33,8 +33,8 @@ def check_citations(
         row = sections.get(section_key(citation["doc_id"], citation["section_id"]))
         result = check_quote(citation["quote"], row.text if row else None)
         source = ""
-        if row is not None and result.span is not None:
-            source = quote_text(row.text, *widen(row.text, *result.span))
+        if row is not None and (around := result.context_span or result.span):
+            source = quote_text(row.text, *around)
         checked.append(
             Citation(
                 **{
