@@ -298,9 +298,9 @@ def split_claim_units(answer: str) -> ClaimSplit:
 def split_structured(sentences: Sequence[tuple[str, Sequence[Marker]]]) -> ClaimSplit:
     """Lay out structured answer sentences as a split, without parsing any text.
 
-    Each item is one claim unit, whatever its length or its number of sentences: its
-    citations were given for all of it, so all of it is checked against them. Its
-    markers sit at its end, as in the rendered answer.
+    Each item is split into sentences as `split_claim_units` would split it (a short
+    item is one unit, whatever its length), and its markers sit at its end, where
+    `split_claim_units` would find them in the rendered answer.
     """
     units: list[Sentence] = []
     markers: list[Marker] = []
@@ -311,7 +311,8 @@ def split_structured(sentences: Sequence[tuple[str, Sequence[Marker]]]) -> Claim
         if pieces:
             pieces.append(" ")
             length += 1
-        units.append(Sentence(text, length, length + len(text)))
+        found = split_sentences(text) or [Sentence(text, 0, len(text))]
+        units.extend(Sentence(s.text, length + s.start, length + s.end) for s in found)
         pieces.append(text)
         length += len(text)
         for marker in cited:
