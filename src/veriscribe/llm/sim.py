@@ -121,8 +121,8 @@ class SimChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        content, fault = self._respond(messages, **kwargs)
         time.sleep(self.latency)
+        content, fault = self._respond(messages, **kwargs)
         self._raise_for(fault)
         return self._result(content, messages)
 
@@ -133,8 +133,10 @@ class SimChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        content, fault = self._respond(messages, **kwargs)
+        # The attempt counts once the reply is due: a call cancelled while waiting
+        # (a sibling branch failed) uses up none, whatever the timing.
         await asyncio.sleep(self.latency)
+        content, fault = self._respond(messages, **kwargs)
         self._raise_for(fault)
         return self._result(content, messages)
 
