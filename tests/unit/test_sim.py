@@ -10,6 +10,7 @@ from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import BackendUnavailable, StructuredOutputError, VeriscribeError
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.factory import make_llm
+from veriscribe.llm.sim_replies import rephrase
 from veriscribe.nodes.abstract.summarize_facet import SummaryFull, facet_values
 from veriscribe.prompts import load_prompt
 from veriscribe.service.baselines import naive_abstract
@@ -273,3 +274,13 @@ async def test_sim_batch_with_faults_fails_only_in_the_documented_ways(
             assert kinds, reason
             seen.update(kinds)
     assert {"timeout", "unavailable", "invalid_json", "empty"} <= seen
+
+
+def test_sim_rewording_drops_reference_numbers_and_first_person() -> None:
+    assert rephrase("We found that rates fell (12, 14) [3].") == "Rates fell."
+    assert rephrase("Our data span (2011-2020) and (n = 40)") == (
+        "The data span (2011-2020) and (n = 40)."
+    )
+    assert rephrase("In this study, we used a survey (Fig. 2).") == (
+        "The investigators used a survey."
+    )

@@ -19,7 +19,11 @@ __all__ = ["json_reply", "text_reply"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9(\"'])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
-_CITATION = re.compile(r"\s*\[(?:\d+(?:\s*[,\u2013\-]\s*\d+)*)\]")
+# Reference numbers, "[3]", "[2, 5-7]" or "(12)"; not "(2011-2020)" or "(n = 40)".
+_CITATION = re.compile(
+    r"\s*(?:\[\d{1,3}(?:\s*[,\u2013\-]\s*\d{1,3})*\]"
+    r"|\(\d{1,3}(?:\s*[,\u2013\-]\s*\d{1,3})*\))"
+)
 _ABBREVIATION = re.compile(
     r"\b(?:Fig|Figs|et al|e\.g|i\.e|vs|approx|No|Ref|Eq|cf|ca|St|Dr)\.$", re.I
 )
