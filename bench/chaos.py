@@ -26,7 +26,8 @@ are cached by default), so a resumed run takes the path of the undisturbed one (
 as the order in which concurrent calls use up attempts allows) and must produce the
 same items with the same content. Fields that legitimately change are
 left out of the comparison: usage, timings, run and thread ids, whether a result was
-reused, and a batch item's claim ``attempts`` and ``resumed_from_checkpoint``.
+reused, and a batch item's claim ``attempts``, ``resumed_from_checkpoint`` and its
+facets' token counts.
 
 Counters (over all trials):
 
@@ -83,8 +84,14 @@ RUN_TIMEOUT_S = 300.0
 VOLATILE = frozenset(
     {"usage", "seconds", "run_id", "thread_id", "reused", "cached_calls", "out"}
 )
-# A batch line also says how its item was run: claimed how often, resumed or not.
-BATCH_VOLATILE = VOLATILE | {"attempts", "resumed_from_checkpoint"}
+# A batch line also says how its item was run: claimed how often, resumed or not, and
+# each facet's tokens (a reply the killed run had cached costs none when resumed).
+BATCH_VOLATILE = VOLATILE | {
+    "attempts",
+    "resumed_from_checkpoint",
+    "prompt_tokens",
+    "output_tokens",
+}
 KEYS = {"batch": "source", "ask": "id", "questions": "id"}
 
 
