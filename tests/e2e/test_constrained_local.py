@@ -93,13 +93,12 @@ async def test_a_schema_that_cannot_become_a_grammar_is_an_error(
 
 
 async def test_choice_probabilities_are_read_from_the_model() -> None:
+    """One call, one token: the probabilities agree with what the model would say."""
     llm = make_llm("local", settings())
-    yes = await llm.choice_probs(
-        "test.yes", "Is Paris the capital of France? Answer yes or no.", ("yes", "no")
-    )
-    no = await llm.choice_probs(
-        "test.no", "Is Paris the capital of Spain? Answer yes or no.", ("yes", "no")
-    )
-    assert yes.value["yes"] > 0.5 > no.value["yes"]
-    assert abs(sum(yes.value.values()) - 1) < 1e-6
-    assert yes.usage.calls == 1
+    prompt = "Is Paris the capital of France? Answer yes or no."
+    probs = await llm.choice_probs("test.yes", prompt, ("yes", "no"))
+    assert abs(sum(probs.value.values()) - 1) < 1e-6
+    assert probs.usage.calls == 1 and probs.usage.output_tokens == 1
+    said = await llm.text("test.say", prompt, max_tokens=3)
+    says_yes = said.value.strip().lower().startswith("yes")
+    assert says_yes == (probs.value["yes"] > 0.5), (said.value, probs.value)
