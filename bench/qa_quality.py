@@ -51,6 +51,12 @@ async def run_mode(
 
     def timed(result: dict[str, Any]) -> None:
         seconds.append(float(result.get("seconds", 0.0)))
+        verdicts = Counter(c.get("status") for c in result.get("claims", []))
+        print(
+            f"  {mode} {len(seconds)}/{limit}: {seconds[-1]:.0f} s, "
+            f"claims {dict(verdicts)}",
+            flush=True,
+        )
 
     summary = await qa_service.ask_questions(
         settings,
