@@ -74,6 +74,8 @@ def kind_of(prompt: str) -> str:
         return "recover"
     if "independent review" in prompt:
         return "judge"
+    if "Does the guideline passage state this claim?" in prompt:
+        return "yesno"
     if "Guideline sections:" in prompt:
         return "answer"
     if "state no clinical claim]}." in prompt:
@@ -86,8 +88,10 @@ class Script:
     """What the scripted model answers to each prompt of the graph.
 
     ``verdicts`` maps a substring of a claim to the verdicts of its samples in order
-    (the last one repeats); ``recover`` maps a substring of a claim to the
-    ``(section_id, span)`` the recovery probe returns.
+    (the last one repeats); the scored judge's yes/no question is answered "yes" for
+    ``fully_supported``, "yes" on the first of its samples only for
+    ``partially_supported`` (a probability of 1/3) and "no" otherwise. ``recover`` maps
+    a substring of a claim to the ``(section_id, span)`` the recovery probe returns.
     """
 
     ids: list[str] = field(default_factory=lambda: [DIAGNOSIS, LIFESTYLE])
@@ -97,6 +101,26 @@ class Script:
     shortfall: str = "unsupported_addition"
     recover: dict[str, tuple[str, str]] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
+    asked: dict[str, int] = field(default_factory=dict)
+    full_after_recovery: bool = True
+
+    def recovered_in(self, claim: str, prompt: str) -> bool:
+        """Tell whether this is the re-judgement with the recovered passage added.
+
+        Recovery re-judges the claim with its sources plus the recovered passage: a
+        second numbered source that holds the span.
+        """
+        return self.full_after_recovery and any(
+            needle in claim and span in prompt and '\n[2] "' in prompt
+            for needle, (_, span) in self.recover.items()
+        )
+
+    def verdict_for(self, claim: str, sample: int) -> str:
+        """Return the scripted verdict of one sample for a claim."""
+        for needle, verdicts in self.verdicts.items():
+            if needle in claim:
+                return verdicts[min(sample, len(verdicts)) - 1]
+        return "fully_supported"
 
     def __call__(self, prompt: str, kwargs: dict[str, Any]) -> Reply:
         kind = kind_of(prompt)
@@ -115,15 +139,23 @@ class Script:
             claim = _CLAIM.search(prompt)
             review = _REVIEW.search(prompt)
             assert claim and review
-            sample = int(review.group(1))
-            for needle, verdicts in self.verdicts.items():
-                if needle in claim.group(1):
-                    verdict = verdicts[min(sample, len(verdicts)) - 1]
-                    break
-            else:
+            verdict = self.verdict_for(claim.group(1), int(review.group(1)))
+            if self.recovered_in(claim.group(1), prompt):
+                # Given the passage recovery found, the judge finds full support.
                 verdict = "fully_supported"
             shortfall = self.shortfall if verdict == "partially_supported" else "none"
             return json.dumps({"verdict": verdict, "shortfall": shortfall})
+        if kind == "yesno":
+            claim = _CLAIM.search(prompt)
+            assert claim
+            sample = self.asked[claim.group(1)] = self.asked.get(claim.group(1), 0) + 1
+            verdict = self.verdict_for(claim.group(1), 1)
+            if self.recovered_in(claim.group(1), prompt):
+                verdict = "fully_supported"
+            yes = verdict == "fully_supported" or (
+                verdict == "partially_supported" and sample % 3 == 1
+            )
+            return json.dumps({"answer": "yes" if yes else "no"})
         claim_line = prompt.split("Claim: ", 1)[1].split("\n", 1)[0]
         for needle, (section_id, span) in self.recover.items():
             if needle in claim_line:

@@ -1,7 +1,8 @@
 """The exceptions veriscribe raises, each saying whether a retry could help.
 
 ``VeriscribeError`` is the root; the CLI prints its ``user_message`` in one line and exits
-with code 1. Anything else escaping to the CLI is a bug and keeps its traceback.
+with code 1. Anything else escaping to the CLI is a bug: one line says so and names the
+log file that holds the traceback (``--debug`` prints it).
 """
 
 from __future__ import annotations
@@ -28,9 +29,25 @@ class ModelFileMissing(ConfigError):
 
 
 class BackendUnavailable(VeriscribeError):
-    """A model server could not be reached or answered with a server error."""
+    """A model server could not be reached or answered with a server error.
+
+    After the client's last attempt the error is no longer retryable and carries how
+    many attempts were made and how long they took in all.
+    """
 
     retryable = True
+
+    def __init__(
+        self,
+        user_message: str,
+        *,
+        retryable: bool | None = None,
+        attempts: int = 1,
+        seconds: float = 0.0,
+    ) -> None:
+        super().__init__(user_message, retryable=retryable)
+        self.attempts = attempts
+        self.seconds = seconds
 
 
 class ModelTimeout(BackendUnavailable):

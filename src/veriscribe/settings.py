@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Ten times the largest development input (a 0.5 MB eLife JATS file), and about a
+# million tokens of plain text: far beyond any real article or guideline.
+DEFAULT_MAX_INPUT_BYTES = 5_000_000
 
 
 def default_data_dir() -> Path:
@@ -28,16 +33,61 @@ class LLMSettings(BaseModel):
     max_output_tokens: int = Field(
         1024, ge=16, description="Output tokens reserved in the budget of every call."
     )
+    connect_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        description="Seconds a model server has to accept a connection; a server "
+        "that does not is reported at once, not waited out.",
+    )
+    timeout_base_s: float = Field(
+        30.0,
+        gt=0,
+        description="Fixed part of every call's timeout: connecting, a request or two "
+        "queued ahead on the server, a model being loaded.",
+    )
+    min_prompt_tokens_per_s: float = Field(
+        50.0,
+        gt=0,
+        description="Slowest prompt reading a working server is allowed (a 3B model on "
+        "a laptop CPU reads 60-200 tokens/s): each prompt token adds 1/this seconds "
+        "to the call's timeout.",
+    )
+    min_output_tokens_per_s: float = Field(
+        4.0,
+        gt=0,
+        description="Slowest decoding a working server is allowed (a 3B model on a "
+        "laptop CPU writes 6-15 tokens/s): each output token of the call's budget "
+        "adds 1/this seconds to its timeout.",
+    )
     timeout_s: float = Field(
-        600.0, gt=0, description="Seconds before a call times out."
+        600.0,
+        gt=0,
+        description="Most seconds one call may take, however large its budget.",
+    )
+    local_timeout_scale: float = Field(
+        3.0,
+        ge=1,
+        description="Multiplier of the timeout for the embedded backend, which shares "
+        "the CPU with everything else and runs its calls one at a time (a call's "
+        "clock also runs while the calls ahead of it finish).",
     )
     retries: int = Field(
-        2, ge=0, description="Retries of a call that failed transiently."
+        2,
+        ge=0,
+        description="Retries of a call that failed transiently (timeout, connection, "
+        "5xx, 429); after the last one the error says how long it tried.",
     )
     concurrency: int = Field(
         4, ge=1, description="Model calls in flight at once (per process)."
     )
     threads: int = Field(2, ge=1, description="CPU threads of the embedded backend.")
+    openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
+        "json_object",
+        description="How `openai:` structured calls send their JSON schema: "
+        "`json_object` (JSON mode, no schema: decoding is not constrained), "
+        "`json_object_schema` (llama.cpp servers: the schema beside JSON mode) or "
+        "`json_schema` (OpenAI structured outputs, vLLM, llama-server).",
+    )
     cache: bool = Field(True, description="Reuse stored responses for identical calls.")
     cache_sim: bool = Field(
         False,
@@ -66,6 +116,12 @@ class Settings(BaseSettings):
     )
     base_url: str | None = Field(
         None, description="Base URL for `openai:` SPECs (else OPENAI_BASE_URL)."
+    )
+    max_input_bytes: int = Field(
+        DEFAULT_MAX_INPUT_BYTES,
+        ge=1,
+        description="Largest article or guideline file (or JSON-lines record) read "
+        "for the model; a larger one is refused before it costs any model call.",
     )
     llm: LLMSettings = Field(default_factory=LLMSettings)
 

@@ -144,6 +144,7 @@ def test_ask_json_has_the_spec_fields(corpus: str) -> None:
         "lenient",
         "strict",
         "recovered",
+        "not_checked",
     }
 
 
@@ -194,6 +195,7 @@ def test_verify_reports_each_tier_and_coverage_without_any_model(
         "lenient": 0,
         "strict": 0,
         "recovered": 0,
+        "not_checked": 0,
     }
     assert data["metrics"]["vcr"] == 0.5
     assert data["seconds"] < 1.0 and wall < 5.0
@@ -357,3 +359,59 @@ def test_chat_in_a_real_terminal(corpus: str, tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
         os.close(leader)
+
+
+def test_the_display_shows_source_passages_and_unchecked_sentences(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    buffer = io.StringIO()
+    monkeypatch.setattr(render, "console", Console(file=buffer, width=200))
+    quote = "aspirin in children under 16 years"
+    result: dict[str, Any] = {
+        "answer": "Aspirin is fine.",
+        "answer_numbered": "Aspirin is fine. [1]",
+        "claims": [
+            {
+                "text": "Aspirin is fine.",
+                "status": "unsupported",
+                "shortfall": None,
+                "recovered_quote": None,
+                "note": "not certified: the source says 'avoid' where the claim does not",
+                "judged_by": "model",
+                "citations": [{"n": 1}],
+            }
+        ],
+        "not_checked": ["Here is what the guideline says."],
+        "citations": [
+            {
+                "n": 1,
+                "doc_id": "g",
+                "section_id": "s",
+                "tier": "exact",
+                "quote": quote,
+                "source": "Avoid aspirin in children under 16 years.",
+            }
+        ],
+        "funnel": {
+            "sentences": 2,
+            "claims": 1,
+            "covered": 1,
+            "verbatim": 1,
+            "lenient": 0,
+            "strict": 0,
+            "recovered": 0,
+            "not_checked": 1,
+        },
+        "metrics": {"ccr": 0.0, "scr": 0.0},
+    }
+    render.qa_result(result, show_usage=False)
+    out = buffer.getvalue()
+    assert 'in the source: "Avoid aspirin in children under 16 years."' in out
+    assert "not checked" in out and "Here is what the guideline says." in out
+    assert "1 not checked" in out
+    result.update(claims=[], not_checked=["Hello."], citations=[])
+    result["funnel"].update(claims=0, covered=0, verbatim=0)
+    buffer.truncate(0)
+    render.qa_result(result, show_usage=False)
+    assert "No claim of this answer was checked" in buffer.getvalue()
+    assert "(no claim checked)" in buffer.getvalue()

@@ -9,6 +9,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -91,9 +92,45 @@ async def test_openai_round_trip_with_json(server: str) -> None:
     assert result.usage.prompt_tokens > 10 and result.usage.output_tokens > 3
 
 
-async def test_openai_unreachable_server_is_retryable() -> None:
+async def test_openai_unreachable_server_is_retried_then_reported() -> None:
     settings = Settings(base_url=f"http://127.0.0.1:{free_port()}/v1")
     llm = make_llm("openai:any", settings)
     with pytest.raises(BackendUnavailable) as info:
         await llm.text("test.down", "hello")
-    assert info.value.retryable and "127.0.0.1" in info.value.user_message
+    # The client spent the retries; nothing above it retries again.
+    assert info.value.attempts == settings.llm.retries + 1 and not info.value.retryable
+    assert "127.0.0.1" in info.value.user_message
+
+
+# A CPU server decodes a few tokens a second when the machine is busy.
+SLOW: dict[str, Any] = {
+    "context_tokens": 2048,
+    "cache": False,
+    "min_output_tokens_per_s": 0.5,
+    "retries": 0,
+}
+
+
+async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
+    """The schema sent to a llama.cpp server constrains its quotes to the section."""
+    from test_constrained_local import SECTION, ask
+
+    from veriscribe.checks.quotable import quotable_units
+    from veriscribe.checks.verbatim import check_quote, is_compliant
+
+    free = make_llm(
+        "openai:qwen-local",
+        Settings(base_url=server, llm=LLMSettings(**SLOW)),
+    )
+    quotes = await ask(free, constrained=False)
+    assert any(not is_compliant(check_quote(q, SECTION).tier) for q in quotes)
+    constrained = make_llm(
+        "openai:qwen-local",
+        Settings(
+            base_url=server,
+            llm=LLMSettings(**SLOW, openai_schema="json_object_schema"),
+        ),
+    )
+    assert constrained.constrains
+    quotes = await ask(constrained, constrained=True)
+    assert quotes and set(quotes) <= {u.text for u in quotable_units(SECTION)}

@@ -31,6 +31,10 @@ from veriscribe.store.db import Store
 
 QUESTION = "How is hypertension diagnosed and treated?"
 
+# These tests drive the graph with the sampled four-way judge, whose votes, rounds and
+# ties they check; the scored judge is tested in test_constrained_answers.py.
+SAMPLED = QAOptions(judge_method="sampled")
+
 SENT_DIAG = "A diagnosis requires elevated readings on two separate occasions."
 SENT_SODIUM = (
     "Adults with elevated blood pressure should cut sodium below 1500 mg a day."
@@ -69,7 +73,7 @@ async def ask(
 ) -> dict[str, Any]:
     llm = script_llm(script, store=store)
     graph = await compiled_graph(store)
-    deps = QADeps(store=store, llm=llm, options=options or QAOptions())
+    deps = QADeps(store=store, llm=llm, options=options or SAMPLED)
     return await run_thread(
         store, graph, deps, thread, turn_input("ask", CORPUS, question)
     )
@@ -115,11 +119,13 @@ async def test_every_status_in_one_answer(store: Store) -> None:
         "lenient": 3,
         "strict": 1,
         "recovered": 1,
+        "not_checked": 0,
     }
     assert result["read_set"] == [DIAGNOSIS, LIFESTYLE]
     assert result["answer_numbered"].count("[") == 4
-    # Only claims with a compliant quote are judged; only partial ones probed.
-    assert script.count("judge") == 9
+    # Only claims with a compliant quote are judged (three samples each); only partial
+    # ones probed, and a verbatim recovered span is judged again with the claim.
+    assert script.count("judge") == 12
     assert script.count("recover") == 2
 
 
@@ -167,7 +173,9 @@ async def test_majority_of_three_and_extra_rounds_for_a_tie(store: Store) -> Non
         },
         shortfall="scope_inflation",
     )
-    result = await ask(store, script, options=QAOptions(recover=False))
+    result = await ask(
+        store, script, options=QAOptions(recover=False, judge_method="sampled")
+    )
     claims = by_text(result)
     assert claims[SENT_DIAG]["votes"] == [
         "fully_supported",
@@ -194,7 +202,7 @@ async def test_a_tie_that_never_breaks_takes_the_less_supportive_verdict(
         "contradicted",
     ]
     script = Script(answer=answer, verdicts={"diagnosis": four_ways})
-    options = QAOptions(samples=3, max_samples=4)
+    options = QAOptions(samples=3, max_samples=4, judge_method="sampled")
     result = await ask(store, script, options=options)
     (claim,) = result["claims"]
     assert claim["votes"] == four_ways
@@ -295,6 +303,21 @@ async def test_a_filter_that_rejects_every_sentence_is_not_believed(
     single = Script(answer="Here is what the guideline says.", claims=lambda n: [False])
     alone = await ask(store, single, thread="t2", question="Anything else?")
     assert alone["funnel"]["claims"] == 0
+    # ... but it is shown as not checked, and the answer says nothing was checked.
+    assert alone["not_checked"] == ["Here is what the guideline says."]
+    assert alone["funnel"]["not_checked"] == 1 and alone["checked_claims"] == 0
+    assert "no claim of this answer was checked" in alone["notes"]
+
+
+async def test_a_cited_sentence_is_a_claim_whatever_the_filter_says(
+    store: Store,
+) -> None:
+    """A one-sentence answer with a citation cannot be exempted from checking."""
+    answer = f"{SENT_DIAG} " + cite(DIAGNOSIS, "at least two separate occasions")
+    script = Script(answer=answer, claims=lambda n: [False] * n)
+    result = await ask(store, script)
+    assert [c["text"] for c in result["claims"]] == [SENT_DIAG]
+    assert result["not_checked"] == []
 
 
 async def test_elided_risky_quote_never_certifies(store: Store) -> None:
@@ -327,7 +350,7 @@ async def test_injected_section_text_cannot_change_the_checks(store: Store) -> N
     script = Script(ids=[HANDOUT], answer=answer)
     llm = script_llm(script, store=store)
     graph = await compiled_graph(store)
-    deps = QADeps(store=store, llm=llm, options=QAOptions())
+    deps = QADeps(store=store, llm=llm, options=SAMPLED)
     result = await run_thread(
         store, graph, deps, "inj", turn_input("ask", CORPUS, "Is it safe?")
     )
@@ -351,7 +374,7 @@ async def test_chat_keeps_history_per_thread(store: Store) -> None:
     second = Script(answer="Not found in the loaded guidelines.")
     llm = script_llm(second, store=store)
     graph = await compiled_graph(store)
-    deps = QADeps(store=store, llm=llm, options=QAOptions())
+    deps = QADeps(store=store, llm=llm, options=SAMPLED)
     await run_thread(
         store,
         graph,
@@ -385,7 +408,7 @@ async def test_transient_fault_is_retried(store: Store) -> None:
 
     llm = scripted_llm(ScriptedChatModel(responder=flaky), store=store)
     graph = await compiled_graph(store)
-    deps = QADeps(store=store, llm=llm, options=QAOptions())
+    deps = QADeps(store=store, llm=llm, options=SAMPLED)
     result = await run_thread(
         store, graph, deps, "flaky", turn_input("ask", CORPUS, QUESTION)
     )
@@ -408,18 +431,19 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
     async with await Store.open(db) as store:
         await add_fixture_corpus(store)
         llm = scripted_llm(ScriptedChatModel(responder=crashing), store=store)
-        deps = QADeps(store=store, llm=llm, options=QAOptions())
+        deps = QADeps(store=store, llm=llm, options=SAMPLED)
         graph = await compiled_graph(store)
         with pytest.raises(VeriscribeError, match="process killed"):
             await run_thread(
                 store, graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
             )
-    assert first.calls == ["retrieve", "answer", "claims"]
+    # Every sentence carries a citation, so no claim filter call is needed.
+    assert first.calls == ["retrieve", "answer"]
     # A new process: new connection, new model.
     second = Script(answer=answer)
     async with await Store.open(db) as store:
         llm = script_llm(second, store=store)
-        deps = QADeps(store=store, llm=llm, options=QAOptions())
+        deps = QADeps(store=store, llm=llm, options=SAMPLED)
         graph = await compiled_graph(store)
         result = await run_thread(
             store, graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
@@ -481,3 +505,22 @@ def test_drawn_graph_matches_snapshot() -> None:
     drawn = build_cited_qa_graph().compile().get_graph().draw_mermaid()
     # To accept a deliberate change: write `drawn` to the snapshot file and review it.
     assert drawn == (Path(__file__).parent / "snapshots" / "cited_qa.mmd").read_text()
+
+
+async def test_recovery_that_the_judge_does_not_accept_is_not_counted(
+    store: Store,
+) -> None:
+    """A verbatim span is not enough: with it, the claim must be fully supported."""
+    script = Script(
+        answer=ANSWER,
+        verdicts={"sodium": ["partially_supported"]},
+        recover={
+            "sodium": (LIFESTYLE, "Adults with elevated blood pressure should reduce"),
+        },
+        full_after_recovery=False,
+    )
+    result = await ask(store, script)
+    claim = by_text(result)[SENT_SODIUM]
+    assert claim["status"] == "partial"
+    assert claim["recovered_quote"] is None
+    assert "still not fully supported" in claim["note"]

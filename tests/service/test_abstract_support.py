@@ -27,26 +27,47 @@ ABSTRACT = (
 )
 
 
-def judge_by_claim(prompt: str, _: dict[str, Any]) -> str:
-    """Support what the quotes state; 'Vaccination' appears in no article sentence."""
-    claim = prompt.split("Claim: ", 1)[1].split("\n", 1)[0]
-    quotes = prompt.split("Quotes:\n", 1)[1]
-    if f'"{claim}"' in quotes:  # a sentence quoted word for word supports itself
-        return '{"verdict": "fully_supported", "shortfall": "none"}'
-    if claim.startswith("Traps"):
-        assert "3,412 female" in quotes  # the best-ranked article sentence is quoted
-        return '{"verdict": "fully_supported", "shortfall": "none"}'
-    if claim.startswith("Dengue"):
-        return '{"verdict": "partially_supported", "shortfall": "scope_inflation"}'
-    return '{"verdict": "not_supported", "shortfall": "none"}'
+class JudgeByClaim:
+    """Answer the yes/no judge as a careful reader would; count samples per claim.
+
+    The 'Dengue' sentence is said "yes" once in three samples (a probability of 1/3:
+    partial support); 'Traps' is stated by the best-ranked article sentence; nothing
+    in the article states 'Vaccination'.
+    """
+
+    def __init__(self) -> None:
+        self.samples: dict[str, int] = {}
+
+    def __call__(self, prompt: str, _: dict[str, Any]) -> str:
+        claim = prompt.split("Claim: ", 1)[1].split("\n", 1)[0]
+        passage = prompt.split("Guideline passage:\n", 1)[1].split("\nClaim: ", 1)[0]
+        sample = self.samples[claim] = self.samples.get(claim, 0) + 1
+        if f'"{claim}"' in passage:  # a sentence quoted word for word supports itself
+            yes = True
+        elif claim.startswith("Traps"):
+            assert (
+                "3,412 female" in passage
+            )  # the best-ranked article sentence is shown
+            yes = True
+        elif claim.startswith("Dengue"):
+            yes = sample == 1
+        else:
+            yes = False
+        return json.dumps({"answer": "yes" if yes else "no"})
+
+
+def judge_by_claim(prompt: str, kwargs: dict[str, Any]) -> str:
+    """Answer with a fresh judge (sample counts start at zero)."""
+    return JudgeByClaim()(prompt, kwargs)
 
 
 async def test_each_sentence_is_judged_against_ranked_article_sentences() -> None:
     calls: list[str] = []
+    judge = JudgeByClaim()
 
     def responder(prompt: str, kwargs: dict[str, Any]) -> str:
         calls.append(prompt)
-        return judge_by_claim(prompt, kwargs)
+        return judge(prompt, kwargs)
 
     async with open_store(Settings()) as store:
         checker = SupportChecker(scripted_llm(responder, store=store), store)
@@ -60,10 +81,10 @@ async def test_each_sentence_is_judged_against_ranked_article_sentences() -> Non
         "claim_support": pytest.approx(1 / 3),
         "claim_support_lenient": pytest.approx(2 / 3),
     }
-    # Three samples each (unanimous, so no extra rounds); the vaccination sentence
-    # shares terms ("dengue") with the article, so it is judged too.
+    # Three yes/no samples each; the vaccination sentence shares terms ("dengue")
+    # with the article, so it is judged too.
     assert len(calls) == 9
-    assert all('Quotes:\n[1] "' in c for c in calls)
+    assert all('Guideline passage:\n[1] "' in c for c in calls)
 
 
 async def test_a_sentence_without_any_shared_term_costs_no_call() -> None:
@@ -96,7 +117,7 @@ async def test_eval_abstracts_adds_support_metrics(tmp_path: Path) -> None:
     )
     (tmp_path / "dengue.txt").write_text(BODY)
     async with open_store(Settings()) as store:
-        checker = SupportChecker(scripted_llm(judge_by_claim, store=store), store)
+        checker = SupportChecker(scripted_llm(JudgeByClaim(), store=store), store)
         report = await eval_abstracts(results, support=checker, resamples=100)
     assert report["scored"] == 1, report["excluded"]
     assert report["metrics"]["claim_support"]["mean"] == pytest.approx(1 / 3)
@@ -122,7 +143,7 @@ async def test_a_judge_that_fails_its_own_check_is_flagged(tmp_path: Path) -> No
     (tmp_path / "d.txt").write_text(BODY)
 
     def contrary(prompt: str, _: dict[str, Any]) -> str:
-        return '{"verdict": "contradicted", "shortfall": "none"}'
+        return '{"answer": "no"}'
 
     async with open_store(Settings()) as store:
         checker = SupportChecker(scripted_llm(contrary, store=store), store, samples=1)
@@ -131,6 +152,6 @@ async def test_a_judge_that_fails_its_own_check_is_flagged(tmp_path: Path) -> No
         "sentences": 1,
         "fully_supported": 0,
         "share": 0.0,
-        "verdicts": {"contradicted": 1},
+        "verdicts": {"not_supported": 1},
     }
     assert any("claim_support is not meaningful" in n for n in report["notes"])

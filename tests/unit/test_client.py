@@ -11,6 +11,7 @@ from veriscribe.errors import (
     ModelTimeout,
     StructuredOutputError,
 )
+from veriscribe.llm.client import classify_backend_error
 from veriscribe.store.db import Store
 
 
@@ -73,16 +74,20 @@ async def test_failed_output_is_not_cached(tmp_path: Path) -> None:
 
 
 async def test_backend_errors_are_classified() -> None:
+    error = classify_backend_error(ConnectionRefusedError("refused"), "m", "")
+    assert isinstance(error, BackendUnavailable) and error.retryable
     llm = scripted_llm([ConnectionRefusedError("connection refused")])
+    llm.settings = llm.settings.model_copy(update={"retries": 0})
     with pytest.raises(BackendUnavailable) as info:
         await llm.text("x", "hi")
-    assert info.value.retryable
+    # The client made its attempts: nothing above it should retry again.
+    assert not info.value.retryable and info.value.attempts == 1
 
 
 async def test_timeout() -> None:
     chat = ScriptedChatModel(script=["late"], delay=1.0)
     llm = scripted_llm(chat)
-    llm.settings = llm.settings.model_copy(update={"timeout_s": 0.05})
+    llm.settings = llm.settings.model_copy(update={"timeout_s": 0.05, "retries": 0})
     with pytest.raises(ModelTimeout):
         await llm.text("x", "hi")
 

@@ -9,8 +9,10 @@ from veriscribe.checks.verbatim import (
     QuoteCheck,
     check_quote,
     is_compliant,
+    is_risky_word,
     normalize,
     normalize_with_offsets,
+    sentence_span,
 )
 
 SECTION = (
@@ -30,7 +32,10 @@ SECTION = (
     "Aspirin may be considered for primary prevention only in adults at high "
     "cardiovascular risk who are not at increased bleeding risk.\n"
     "LDL-C¹² should be lowered by “at least 50%” in very high-risk patients. "
-    "Blood pressure should be measured with a validated device."
+    "Blood pressure should be measured with a validated device.\n"
+    "Offer a long-acting bronchodilator (for example, tiotropium or salmeterol) as "
+    "first-line maintenance therapy. Pulmonary rehabilitation improves exercise "
+    "capacity, dyspnea and health-related quality of life."
 )
 
 OTHER_SECTION = (
@@ -146,48 +151,54 @@ def test_normalized_composed_and_decomposed_accents() -> None:
 
 
 def test_elided_two_fragments_in_order() -> None:
-    quote = "Statin therapy is recommended for adults ... with diabetes mellitus"
+    quote = "Offer a long-acting bronchodilator ... as first-line maintenance therapy"
     result = check_quote(quote, SECTION)
     assert result.tier == "elided"
     assert result.compliant
     assert spanned(result) == (
-        "Statin therapy is recommended for adults aged 40 to 75 years with diabetes "
-        "mellitus"
+        "Offer a long-acting bronchodilator (for example, tiotropium or salmeterol) "
+        "as first-line maintenance therapy"
     )
 
 
-@pytest.mark.parametrize("ellipsis", ["...", "…", "[...]", "[…]", ". . ."])
+@pytest.mark.parametrize("ellipsis", ["...", "…", "[...]", "[…]", ". . .", "(...)"])
 def test_elided_accepts_every_ellipsis_form(ellipsis: str) -> None:
-    quote = f"Statin therapy is recommended {ellipsis} with diabetes mellitus"
+    quote = f"Offer a long-acting bronchodilator {ellipsis} maintenance therapy"
     assert check_quote(quote, SECTION).tier == "elided"
 
 
 def test_elided_three_fragments() -> None:
     quote = (
-        "Statin therapy is recommended … with diabetes mellitus … "
-        "severe chronic kidney disease"
+        "Pulmonary rehabilitation improves … exercise capacity … "
+        "health-related quality of life"
     )
     result = check_quote(quote, SECTION)
     assert result.tier == "elided"
-    text = spanned(result)
-    assert text.startswith("Statin therapy")
-    assert text.endswith("severe chronic kidney disease")
+    assert spanned(result) == (
+        "Pulmonary rehabilitation improves exercise capacity, dyspnea and "
+        "health-related quality of life"
+    )
 
 
-def test_elided_across_list_lines() -> None:
+def test_elided_across_list_lines_is_risky() -> None:
+    # The skipped item could carry anything; joining items is not one statement.
     quote = "Atorvastatin 10–80 mg once daily … a fasting lipid profile"
     result = check_quote(quote, SECTION)
-    assert result.tier == "elided"
+    assert result.tier == "elided_risky"
+    assert "list item" in result.note
     assert "\n- Rosuvastatin" in spanned(result)
 
 
 def test_elided_fragments_are_normalized_too() -> None:
-    quote = "STATIN THERAPY is recommended … Diabetes Mellitus."
+    quote = "OFFER A LONG-ACTING bronchodilator … As First-Line Maintenance Therapy."
     assert check_quote(quote, SECTION).tier == "elided"
 
 
 def test_elided_ignores_short_fragment_found_in_gap() -> None:
-    quote = "Statin therapy is recommended ... aged ... with diabetes mellitus"
+    quote = (
+        "Offer a long-acting bronchodilator ... example ... "
+        "first-line maintenance therapy"
+    )
     assert check_quote(quote, SECTION).tier == "elided"
 
 
@@ -256,10 +267,11 @@ def test_min_fragment_constant_matches_paper() -> None:
 def test_long_section_is_handled() -> None:
     section = ("Filler sentence about nothing in particular. " * 5000) + SECTION
     result = check_quote(
-        "Statin therapy is recommended ... with diabetes mellitus", section
+        "Offer a long-acting bronchodilator ... first-line maintenance therapy",
+        section,
     )
     assert result.tier == "elided"
-    assert spanned(result, section).startswith("Statin therapy is recommended")
+    assert spanned(result, section).startswith("Offer a long-acting bronchodilator")
 
 
 # --- adversarial cases: none of these may be accepted ---------------------------------
@@ -427,3 +439,323 @@ def test_tightest_placement_is_preferred_for_risk() -> None:
     )
     quote = "Treatment with drug B ... is advised for adults over 60"
     assert check_quote(quote, section).tier == "elided"
+
+
+# --- elisions that skip polarity, obligation, scope or a clause boundary --------------
+
+ASPIRIN = (
+    "Avoid aspirin in children under 16 years; in adults with coronary disease, "
+    "aspirin is recommended for secondary prevention."
+)
+
+
+def test_elision_joining_two_clauses_of_opposite_polarity_is_risky() -> None:
+    quote = (
+        "aspirin in children under 16 years ... aspirin is recommended for "
+        "secondary prevention"
+    )
+    result = check_quote(quote, ASPIRIN)
+    assert result.tier == "elided_risky"
+    assert not result.compliant
+    assert "semicolon" in result.note
+    assert spanned(result, ASPIRIN).startswith("aspirin in children")
+    # The word that reverses the first clause sits before the quote: the context
+    # span shows it.
+    assert result.context_span is not None
+    assert ASPIRIN[slice(*result.context_span)] == ASPIRIN
+
+
+@pytest.mark.parametrize(
+    "skipped",
+    [
+        "avoid",
+        "avoided",
+        "is contraindicated and",
+        "contraindication to",
+        "discontinue",
+        "discontinued",
+        "withhold",
+        "withheld",
+        "stop",
+        "stopped",
+        "cease",
+        "refrain from",
+        "against",
+        "should",
+        "must",
+        "shall",
+        "recommended",
+        "recommends",
+        "suggest",
+        "suggested",
+        "consider",
+        "with caution",
+        "except",
+        "unless",
+        "only",
+        "although",
+        "however",
+        "but",
+        "if",
+        "when",
+        "reduce",
+        "decrease",
+        "increase",
+        "lower",
+        "less",
+        "for adults",
+        "in patients",
+        "in pregnant women",
+        "in children",
+        "who",
+        "some",
+        "may",
+        "not",
+        "never",
+        "rarely",
+        "won't",
+    ],
+)
+def test_elision_skipping_a_polarity_obligation_or_scope_word_is_risky(
+    skipped: str,
+) -> None:
+    section = f"Clinicians give the study drug {skipped} during the first clinic visit."
+    quote = "Clinicians give the study drug ... during the first clinic visit"
+    result = check_quote(quote, section)
+    assert result.tier == "elided_risky", (skipped, result)
+    assert not result.compliant
+
+
+def test_elision_skipping_a_harmless_word_stays_elided() -> None:
+    section = "Clinicians give the study drug promptly during the first clinic visit."
+    quote = "Clinicians give the study drug ... during the first clinic visit"
+    assert check_quote(quote, section).tier == "elided"
+
+
+@pytest.mark.parametrize(
+    ("section", "what"),
+    [
+        (
+            "Clinicians give the study drug. Patients rest during the first visit.",
+            "sentence boundary",
+        ),
+        ("Clinicians give the study drug; rest during the first visit.", "semicolon"),
+        ("Clinicians give the study drug as follows: during the first visit.", "colon"),
+        ("Clinicians give the study drug\n- during the first visit.", "list item"),
+        ("Clinicians give the study drug\n\nduring the first visit.", "paragraph"),
+        ("Clinicians give the study drug | during the first visit.", "table cell"),
+        ("Clinicians give the study drug 25 mg during the first visit.", "number"),
+    ],
+)
+def test_elision_across_a_boundary_or_a_number_is_risky(
+    section: str, what: str
+) -> None:
+    quote = "Clinicians give the study drug ... during the first visit"
+    result = check_quote(quote, section)
+    assert result.tier == "elided_risky", (what, result)
+    assert what in result.note
+
+
+def test_elision_skipping_an_age_range_is_risky() -> None:
+    # Skipping "aged 40 to 75 years" widens who the recommendation is for.
+    quote = "Statin therapy is recommended for adults ... with diabetes mellitus"
+    result = check_quote(quote, SECTION)
+    assert result.tier == "elided_risky"
+    assert "'aged'" in result.note
+
+
+def test_elision_skipping_a_parenthetical_example_with_an_abbreviation() -> None:
+    section = "Offer a bronchodilator (e.g. Tiotropium or Salmeterol) as maintenance."
+    quote = "Offer a bronchodilator ... as maintenance"
+    assert check_quote(quote, section).tier == "elided"
+
+
+def test_elision_skipping_an_adjective_list() -> None:
+    section = "Provide structured, supervised and individualized exercise training."
+    quote = "Provide structured ... exercise training"
+    assert check_quote(quote, section).tier == "elided"
+
+
+def test_risky_words_keep_the_negations_and_hedges() -> None:
+    assert all(
+        is_risky_word(word)
+        for word in {
+            "not",
+            "no",
+            "never",
+            "without",
+            "except",
+            "unless",
+            "only",
+            "may",
+            "might",
+            "insufficient",
+            "avoid",
+            "against",
+            "should",
+            "must",
+            "however",
+            "if",
+            "contraindicated",
+            "recommended",
+            "patients",
+            "doesn't",
+        }
+    )
+    assert not any(is_risky_word(word) for word in ("the", "individualized", "offer"))
+
+
+# --- normalization removes nothing the section does not remove at the same place -------
+
+
+@pytest.mark.parametrize(
+    ("section", "quote"),
+    [
+        ("Give 5 mg daily.", "Give 5(0) mg daily"),
+        ("Give 5 mg daily.", "Give 5[0] mg daily"),
+        ("Give 5 mg daily.", "Give 5 [0] mg daily"),
+        ("Give 5 mg daily.", "Give 5 (0) mg daily"),
+        ("Give 5 mg daily.", "Give⁵ 5 mg daily"),
+        ("The target is a dose of 5 (10) mg daily.", "a dose of 5 mg daily"),
+        ("Grade 3(4) toxicity occurred.", "Grade 3 toxicity occurred"),
+        ("Grade 3 [4] toxicity occurred.", "Grade 3 toxicity occurred"),
+        ("Use 2 (5) tablets.", "Use 2 tablets"),
+        ("Statins lower LDL in adults.", "Statins lower LDL [12] in adults"),
+        ("Statins lower LDL in adults.", "Statins lower LDL¹ in adults"),
+        ("Statins lower LDL in adults.", "Statins lower | LDL in adults"),
+        ("Statins lower LDL in adults.", "Statins lower - LDL in adults"),
+        ("Statins lower LDL in adults.", "Statins **lower** LDL in adults"),
+        ("Statins lower LDL [12] in adults.", "Statins lower LDL [13] in adults"),
+        ("Statins lower LDL [12] in adults.", "Statins lower [12] LDL in adults"),
+    ],
+)
+def test_quote_pieces_the_section_lacks_are_not_removed(
+    section: str, quote: str
+) -> None:
+    result = check_quote(quote, section)
+    assert result.tier == "fail", result
+
+
+@pytest.mark.parametrize(
+    ("section", "quote", "tier"),
+    [
+        # The quote copies the section's marker, with other spacing or case.
+        (
+            "Statins lower LDL [12] in adults.",
+            "statins lower LDL [12] in adults",
+            "normalized",
+        ),
+        (
+            "Statins lower LDL [12] in adults.",
+            "Statins lower LDL[12] in adults",
+            "normalized",
+        ),
+        ("Statins lower LDL [12]. Next.", "Statins lower LDL [12].", "exact"),
+        ("Statins lower LDL [12]. Next.", "statins lower LDL[12].", "normalized"),
+        ("LDL-C¹² should be lowered.", "LDL-C¹² SHOULD be lowered", "normalized"),
+        ("Statins (3-5) lower LDL.", "STATINS (3-5) lower LDL", "normalized"),
+        # The quote leaves the section's marker out.
+        (
+            "Statins lower LDL [12] in adults.",
+            "Statins lower LDL in adults",
+            "normalized",
+        ),
+        ("LDL-C¹² should be lowered.", "LDL-C should be lowered", "normalized"),
+        ("Statins **lower** LDL.", "Statins lower LDL", "normalized"),
+        ("Statins <b>lower</b> LDL.", "Statins lower LDL", "normalized"),
+        # A bracketed quantity is text, and a quote copying it matches.
+        (
+            "The target is a dose of 5 (10) mg daily.",
+            "a DOSE of 5 (10) mg",
+            "normalized",
+        ),
+        # Invisible characters are dropped on both sides.
+        ("Give 50 mg daily.", "Give 5\u00ad0 mg daily", "normalized"),
+    ],
+)
+def test_markers_the_quote_copies_or_drops(section: str, quote: str, tier: str) -> None:
+    assert check_quote(quote, section).tier == tier
+
+
+def test_copied_reference_marker_must_sit_where_the_section_has_it() -> None:
+    section = "Statins lower LDL [12] in adults and [13] in children."
+    assert check_quote("lower LDL [12] in adults", section).tier == "exact"
+    assert check_quote("lower LDL [13] in adults", section).tier == "fail"
+    assert check_quote("LOWER LDL [12] in adults", section).tier == "normalized"
+
+
+# --- the context of a quote ------------------------------------------------------------
+
+
+def context(text: str, quote: str) -> str:
+    start = text.index(quote)
+    begin, end = sentence_span(text, (start, start + len(quote)))
+    return text[begin:end]
+
+
+def test_sentence_span_expands_to_the_sentence() -> None:
+    text = "First comes this. Avoid aspirin in children under 16 years. Then more."
+    assert context(text, "aspirin in children") == (
+        "Avoid aspirin in children under 16 years."
+    )
+
+
+def test_sentence_span_keeps_a_semicolon_clause_in_the_sentence() -> None:
+    assert context(ASPIRIN, "aspirin is recommended") == ASPIRIN
+
+
+def test_sentence_span_covers_every_sentence_the_span_touches() -> None:
+    text = "One. Avoid drug A in renal failure. Use drug B instead. Two."
+    assert context(text, "renal failure. Use drug B") == (
+        "Avoid drug A in renal failure. Use drug B instead."
+    )
+
+
+def test_sentence_span_skips_abbreviations_decimals_and_references() -> None:
+    text = (
+        "Intro text. Use a statin (e.g. Atorvastatin) at 2.5 mg daily. "
+        "It works.[12] Next sentence."
+    )
+    assert context(text, "at 2.5 mg") == (
+        "Use a statin (e.g. Atorvastatin) at 2.5 mg daily."
+    )
+    assert context(text, "Next") == "Next sentence."
+
+
+def test_sentence_span_of_a_list_item_includes_its_lead_in() -> None:
+    text = (
+        "Some text before.\n"
+        "Do not give the following:\n"
+        "- aspirin in children\n"
+        "- ibuprofen in late pregnancy\n"
+        "\n"
+        "Other text."
+    )
+    assert context(text, "ibuprofen") == (
+        "Do not give the following:\n- aspirin in children\n"
+        "- ibuprofen in late pregnancy"
+    )
+
+
+def test_sentence_span_of_a_pdf_list_includes_its_lead_in() -> None:
+    text = (
+        "Successful implementation of this CPG will:\n"
+        "•\n\nAssess the patient’s condition and\ncollaborate with caregivers\n\n"
+        "•\n\nMinimize preventable complications\n\nNext paragraph."
+    )
+    assert context(text, "Minimize") == text[: text.index("\n\nNext")]
+
+
+def test_sentence_span_of_a_list_item_without_a_lead_in() -> None:
+    text = "Results.\n- first item here\n- second item here"
+    assert context(text, "second") == "- second item here"
+
+
+def test_context_span_is_set_for_matches_only() -> None:
+    result = check_quote("lower LDL", "Statins lower LDL. Next one.")
+    assert result.context_span == (0, len("Statins lower LDL."))
+    assert check_quote("absent words", "Statins lower LDL.").context_span is None
+    risky = check_quote(
+        "aspirin in children under 16 years ... aspirin is recommended", ASPIRIN
+    )
+    assert risky.context_span == (0, len(ASPIRIN))

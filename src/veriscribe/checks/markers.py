@@ -295,6 +295,32 @@ def split_claim_units(answer: str) -> ClaimSplit:
     )
 
 
+def split_structured(sentences: Sequence[tuple[str, Sequence[Marker]]]) -> ClaimSplit:
+    """Lay out structured answer sentences as a split, without parsing any text.
+
+    Each item is split into sentences as `split_claim_units` would split it (a short
+    item is one unit, whatever its length), and its markers sit at its end, where
+    `split_claim_units` would find them in the rendered answer.
+    """
+    units: list[Sentence] = []
+    markers: list[Marker] = []
+    positions: list[MarkerPosition] = []
+    pieces: list[str] = []
+    length = 0
+    for text, cited in sentences:
+        if pieces:
+            pieces.append(" ")
+            length += 1
+        found = split_sentences(text) or [Sentence(text, 0, len(text))]
+        units.extend(Sentence(s.text, length + s.start, length + s.end) for s in found)
+        pieces.append(text)
+        length += len(text)
+        for marker in cited:
+            positions.append(MarkerPosition(len(markers), length, ""))
+            markers.append(marker)
+    return ClaimSplit("".join(pieces), units, markers, positions)
+
+
 def anchor_of(offset: int, sentences: Sequence[Sentence]) -> int:
     """Return the index of the last sentence starting before ``offset``, or -1."""
     anchor = -1

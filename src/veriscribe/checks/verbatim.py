@@ -3,29 +3,112 @@
 The tiers follow the verbatim matcher of the cited-QA design (paper appendix A.6):
 
 * ``exact``: the quote is a character-for-character substring of the section.
-* ``normalized``: a substring once both texts are normalized (see
-  :func:`normalize_with_offsets`).
+* ``normalized``: the quote matches once both texts are normalized (see
+  :func:`normalize_with_offsets` and `Matching`_ below).
 * ``elided``: the quote contains an ellipsis; the fragments it separates, ignoring
-  those under ten characters, number at least two and occur in the section in order
-  without overlapping.
-* ``elided_risky``: an elided match that cannot be trusted, because the section text
-  the ellipsis skips contains a negation or hedge word (``not``, ``unless``, ``may``,
-  ...), or because a short fragment the matcher ignored is absent from the text it
-  should sit in. Never compliant.
+  those under ten characters, number at least two, occur in the section in order
+  without overlapping, and the text each ellipsis skips is safe to leave out (see
+  `Elisions`_ below).
+* ``elided_risky``: an elided match that cannot be trusted: the text an ellipsis skips
+  could reverse, weaken or narrow what the fragments say, or a short fragment the
+  matcher ignored is absent from the text it should sit in. Never compliant.
 * ``fail``: none of the above; ``unresolved``: the cited section does not exist.
 
 Every match is reported as a span of character offsets in the *original* section
-text, so a reader can be shown the exact source passage.
+text, so a reader can be shown the exact source passage, and with the span of the
+whole sentences around it (:func:`sentence_span`), so that a word just before the
+quote ("Avoid aspirin in ...") is never hidden from the judge or the reader.
+
+Matching
+--------
+Normalization may only remove from a text what cannot change what it says, and it
+removes nothing from the quote that the section does not have at the same place:
+
+* Removed from the section when the quote leaves it out, and required in the section
+  when the quote has it: reference markers (``[12]``, ``(3-5)``, superscript numbers
+  after a word), inline HTML tags and Markdown ``**`` / ``__`` emphasis. A bracketed
+  number right after a digit or a sign, or right before a digit or a unit, is a
+  quantity, not a reference: ``5 (10) mg`` keeps its ``(10)``.
+* Dropped on both sides because they are invisible: soft hyphens, zero-width
+  characters.
+* Folded on both sides: Unicode NFKC, case, curly quotes, dash variants, whitespace
+  runs, the space before closing punctuation.
+* Structure: a list bullet or item label at a line start ("- ", "• ", "2.", "b)",
+  "(iv)"; a number or letter only after a blank line, a line ending a sentence or a
+  lead-in, or another item, since wrapped prose can start a line with a number),
+  a bullet glyph between spaces, a blank line, or a table cell boundary (``|``, a
+  table rule, an HTML block tag) is an *item boundary*. A quote may run across one
+  with only a space, with a bullet, with the item's own label (never another
+  number), or with one of ``. ; , :`` where the section has ``; , :`` or nothing.
+  A sentence end ``.`` of the section may be quoted as ``.`` or ``;`` but not
+  dropped (that would join two statements into one); between two digits only the
+  section's own ``.`` or ``;`` may stand at the boundary, so ``10 - 80`` never
+  matches an item ending in 10 followed by one starting with 80. Words are never
+  skipped: a quote that merges two items so as to drop a word fails.
+
+Elisions
+--------
+An ellipsis hides text, and the hidden text is where a quote can be turned against
+its source ("Avoid aspirin in children under 16 years; in adults with coronary
+disease, aspirin is recommended" quoted as "aspirin in children under 16 years ...
+aspirin is recommended"). The skipped text is safe only when it holds none of:
+
+* a word of :data:`RISKY_WORDS` or starting with one of :data:`RISKY_STEMS`:
+  negations, exceptions and conditions, contrasts, hedges, words that set the
+  strength of a recommendation or turn it against, words of direction (reduce,
+  lower, less) and words naming who a statement is about (adults, patients,
+  pregnant, who ...), or any ``n't`` form;
+* a number: skipped thresholds, doses, ages and durations narrow a statement;
+* a clause or sentence boundary: a semicolon, a colon (not between digits), a
+  sentence end, a question or exclamation mark, or an item boundary. Two fragments
+  on either side of one come from different statements, and joining them lends the
+  first the scope or polarity of the second.
+
+A false "risky" only costs a compliant quote; a false "safe" could certify a reversed
+recommendation, so the lists err on the side of flagging. Skipping an adjective, a
+list of examples or a parenthetical aside within one clause remains ``elided``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
+from veriscribe.checks.quote_forms import (
+    JUNCTION_MARK,
+    NormalizedText,
+    SectionForms,
+    has_units,
+    normalize_quote,
+    quote_pattern,
+    readable,
+    section_forms,
+    visible,
+)
+from veriscribe.checks.sentences import has_sentence_end, sentence_span
+
+__all__ = [
+    "COMPLIANT_TIERS",
+    "EXCEPTIONS",
+    "HEDGES",
+    "MIN_FRAGMENT_CHARS",
+    "NEGATIONS",
+    "OBLIGATIONS",
+    "POLARITY",
+    "RISKY_STEMS",
+    "RISKY_WORDS",
+    "SCOPE",
+    "NormalizedText",
+    "QuoteCheck",
+    "Tier",
+    "check_quote",
+    "is_compliant",
+    "is_risky_word",
+    "normalize",
+    "normalize_with_offsets",
+    "sentence_span",
+]
 Tier = Literal["exact", "normalized", "elided", "elided_risky", "fail", "unresolved"]
 
 COMPLIANT_TIERS: frozenset[str] = frozenset({"exact", "normalized", "elided"})
@@ -33,50 +116,89 @@ COMPLIANT_TIERS: frozenset[str] = frozenset({"exact", "normalized", "elided"})
 MIN_FRAGMENT_CHARS = 10
 """Elided fragments shorter than this (after normalization) are not matched."""
 
-RISKY_WORDS: frozenset[str] = frozenset(
+# --- what an ellipsis may not skip ----------------------------------------------------
+
+NEGATIONS: frozenset[str] = frozenset(
     {
-        "not",
-        "no",
-        "never",
-        "without",
-        "except",
-        "unless",
-        "only",
-        "neither",
-        "nor",
-        "none",
-        "cannot",
-        "can't",
-        "don't",
-        "doesn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "shouldn't",
-        "won't",
-        "may",
-        "might",
-        "rarely",
-        "unlikely",
-        "insufficient",
+        "not", "no", "never", "none", "neither", "nor", "nothing", "nobody",
+        "nowhere", "without", "cannot", "non", "lack", "lacks", "lacking", "lacked",
+        "absent", "absence", "fail", "fails", "failed",
     }
+)  # fmt: skip
+"""Words that negate what follows them."""
+
+EXCEPTIONS: frozenset[str] = frozenset(
+    {
+        "except", "excepting", "exception", "exceptions", "excluding", "exclude",
+        "excludes", "excluded", "unless", "only", "solely", "if", "when", "whenever",
+        "until", "provided", "providing", "although", "though", "however", "but",
+        "whereas", "while", "whilst", "despite", "instead", "rather", "otherwise",
+        "alternatively", "contrast", "opposed", "versus", "vs",
+    }
+)  # fmt: skip
+"""Words that introduce an exception, a condition or a contrast."""
+
+HEDGES: frozenset[str] = frozenset(
+    {
+        "may", "might", "could", "possibly", "possible", "perhaps", "probably",
+        "likely", "unlikely", "uncertain", "uncertainty", "unclear", "unknown",
+        "insufficient", "inconclusive", "inconsistent", "limited", "weak", "weakly",
+        "low", "rarely", "rare", "seldom", "occasionally", "sometimes",
+        "conditional", "conditionally", "potential", "potentially",
+    }
+)  # fmt: skip
+"""Words that weaken the certainty of a statement."""
+
+OBLIGATIONS: frozenset[str] = frozenset(
+    {
+        "should", "must", "shall", "ought", "need", "needs", "require", "requires",
+        "required", "reasonable", "optional", "option", "options",
+    }
+)  # fmt: skip
+"""Words that set the strength of a recommendation."""
+
+POLARITY: frozenset[str] = frozenset(
+    {
+        "against", "unsafe", "dangerous", "inferior", "ineffective", "inadequate",
+        "less", "fewer", "least", "worse", "worst",
+    }
+)  # fmt: skip
+"""Words that turn a recommendation against something or reverse its direction."""
+
+SCOPE: frozenset[str] = frozenset(
+    {
+        "adult", "adults", "aged", "age", "ages", "old", "older", "elderly", "young",
+        "younger", "youth", "women", "woman", "men", "man", "boys", "girls",
+        "people", "persons", "person", "individual", "individuals", "those", "who",
+        "whom", "whose", "some",
+        "most", "few", "certain", "selected", "subset", "subgroup", "subgroups",
+    }
+)  # fmt: skip
+"""Words naming who a statement is about, or narrowing how many."""
+
+RISKY_WORDS: frozenset[str] = (
+    NEGATIONS | EXCEPTIONS | HEDGES | OBLIGATIONS | POLARITY | SCOPE
 )
-"""Words whose omission by an ellipsis can reverse or weaken what a quote says."""
+"""Words whose omission by an ellipsis can reverse, weaken or narrow a quote."""
+
+RISKY_STEMS: tuple[str, ...] = (
+    # strength of a recommendation
+    "recommend", "suggest", "consider", "advis", "cautio", "precautio", "warn",
+    # turning a recommendation against something, or changing its direction
+    "avoid", "contraindicat", "discontinu", "withh", "stop", "ceas", "refrain",
+    "prohibit", "forbid", "inappropriat", "harm", "deprescrib", "taper", "delay",
+    "defer", "postpon", "reduc", "decreas", "increas", "lower", "minimi", "wors",
+    # who a statement is about
+    "child", "pediatric", "paediatric", "infant", "neonat", "newborn", "adolescen",
+    "teen", "pregnan", "lactat", "breastfe", "postpartum", "veteran", "patient",
+    "population", "elder", "male", "female",
+)  # fmt: skip
+"""Word beginnings that make a skipped word risky (``recommend`` covers
+``recommended`` and ``recommendation``)."""
 
 # Occurrences of one fragment considered when searching for an in-order placement;
 # a fragment of ten or more characters repeating more often than this is pathological.
 _MAX_OCCURRENCES = 500
-
-_SUPERSCRIPT_DIGITS = frozenset("⁰¹²³⁴⁵⁶⁷⁸⁹")
-_SUPERSCRIPT_SIGNS = frozenset("⁻⁺")
-_SUPERSCRIPT_JOINERS = frozenset(",-–")
-_DROPPED_CHARS = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
-
-_FOLD: dict[str, str] = {
-    **dict.fromkeys("‘’‚‛′‵`´", "'"),
-    **dict.fromkeys("“”„‟″‶«»", '"'),
-    **dict.fromkeys("‐‑‒–—―−⁃﹘﹣－", "-"),
-}
 
 _ELLIPSIS = re.compile(
     r"\[\s*(?:…|\.(?:\s?\.){2,})\s*\]"
@@ -84,20 +206,8 @@ _ELLIPSIS = re.compile(
     r"|…"
     r"|\.(?:\s?\.){2,}"
 )
-# Separators are required between repetitions so that the pattern cannot backtrack
-# exponentially on long runs of dashes.
-_TABLE_RULE = re.compile(
-    r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"
-)
-_SYMBOL_BULLET = re.compile(r"[ \t]*[-*+•·▪◦‣●○■□►➢][ \t]+")
-_NUMBER_BULLET = re.compile(r"[ \t]*\d{1,3}[.)][ \t]+")
-_REFERENCE = re.compile(
-    r"\[\s*\d{1,3}(?:\s*[-,;]\s*\d{1,3})*\s*\]"
-    r"|\(\s*\d{1,3}(?:\s*[-,;]\s*\d{1,3})*\s*\)"
-)
-_WHITESPACE = re.compile(r"\s+")
-_SPACE_BEFORE_PUNCT = re.compile(r" (?=[.,;:!?)\]}])|(?<=[(\[{]) ")
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _WRAPPING_QUOTES = (('"', '"'), ("“", "”"), ("'", "'"), ("‘", "’"), ("«", "»"))
 
 
@@ -111,39 +221,21 @@ class QuoteCheck:
             text; for normalized and elided matches, from the start of the first
             matched fragment to the end of the last. ``None`` when nothing matched.
         note: A short human-readable explanation of the outcome.
+        context_span: ``(start, end)`` of the whole sentence or sentences of the
+            section around ``span`` (see :func:`sentence_span`), so that words just
+            before or after the quote can be shown with it. ``None`` when nothing
+            matched.
     """
 
     tier: Tier
     span: tuple[int, int] | None
     note: str
+    context_span: tuple[int, int] | None = None
 
     @property
     def compliant(self) -> bool:
         """Whether the quote counts as verbatim compliant."""
         return is_compliant(self.tier)
-
-
-@dataclass(frozen=True, slots=True)
-class NormalizedText:
-    """A normalized text with, for each of its characters, the original span.
-
-    Attributes:
-        text: The normalized text.
-        starts: For each character of ``text``, the offset in the original text of the
-            first character it came from.
-        ends: For each character of ``text``, the offset just past the last original
-            character it came from.
-    """
-
-    text: str
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
-
-    def original_span(self, start: int, end: int) -> tuple[int, int]:
-        """Map the normalized range ``[start, end)`` back to original offsets."""
-        if end <= start:
-            raise ValueError("empty range has no original span")
-        return self.starts[start], self.ends[end - 1]
 
 
 def is_compliant(tier: Tier | str) -> bool:
@@ -152,25 +244,26 @@ def is_compliant(tier: Tier | str) -> bool:
 
 
 def normalize(text: str) -> str:
-    """Normalize a text the way quotes and sections are compared."""
+    """Normalize a text the way sections are read for comparison."""
     return normalize_with_offsets(text).text
 
 
 def normalize_with_offsets(text: str) -> NormalizedText:
     """Normalize a text and keep the map from normalized to original offsets.
 
-    The steps: superscript reference numbers are dropped (superscripts that follow a
-    digit are kept as an exponent, ``10⁶`` becoming ``10^6``); Unicode NFKC; lower
-    case; curly quotes and dash variants folded to ASCII; soft hyphens and zero-width
-    characters removed; table rules, ``|`` pipes and list bullets at line starts
-    removed; bracketed or parenthesized reference numbers such as ``[12]``, ``[3-5]``
-    or ``(12)`` removed; whitespace runs collapsed to one space; and the space left
-    before closing punctuation (or after opening brackets) closed up.
+    This is the readable form of what the matcher compares: superscript reference
+    numbers dropped (superscripts that follow a digit are kept as an exponent,
+    ``10⁶`` becoming ``10^6``); Unicode NFKC; lower case; curly quotes and dash
+    variants folded to ASCII; soft hyphens and zero-width characters removed;
+    reference markers such as ``[12]``, ``[3-5]`` or ``(12)`` (but not a bracketed
+    quantity such as the ``(10)`` of ``5 (10) mg``), inline HTML tags and ``**``
+    emphasis removed; list bullets and item labels at line starts, bullet glyphs
+    between spaces, blank lines, table pipes and rules and HTML block tags turned
+    into a space; whitespace runs collapsed to one space; and the space left before
+    closing punctuation (or after opening brackets) closed up. The matcher keeps
+    more than this shows: which markers were removed where, and where items meet.
     """
-    chars, starts, ends = _fold_characters(text)
-    chars, starts, ends = _drop_markup(chars, starts, ends)
-    chars, starts, ends = _collapse_spaces(chars, starts, ends)
-    return NormalizedText("".join(chars), tuple(starts), tuple(ends))
+    return readable(section_forms(text).full)
 
 
 def check_quote(quote: str, section_text: str | None) -> QuoteCheck:
@@ -180,32 +273,52 @@ def check_quote(quote: str, section_text: str | None) -> QuoteCheck:
     body = _unwrap(quote)
     if not body:
         return QuoteCheck("fail", None, "the quote is empty")
-    norm_quote = normalize(body)
-    if not any(ch.isalnum() for ch in norm_quote):
+    query = normalize_quote(body)
+    if not any(ch.isalnum() for ch in query.text):
         return QuoteCheck("fail", None, "the quote has no letters or digits")
 
     at = section_text.find(body)
     if at >= 0:
-        return QuoteCheck("exact", (at, at + len(body)), "exact substring")
+        return _found(section_text, "exact", (at, at + len(body)), "exact substring")
 
-    section = _normalized_section(section_text)
-    at = section.text.find(norm_quote)
+    forms = section_forms(section_text)
+    units = has_units(query.text)
+    section = forms.full if units else forms.bare
+    # Most quotes match without any item boundary: a plain search finds them
+    # without compiling a pattern.
+    at = -1 if units else section.text.find(query.text)
     if at >= 0:
-        return QuoteCheck(
-            "normalized",
-            section.original_span(at, at + len(norm_quote)),
-            "substring after normalization",
-        )
+        span = _original_span(section_text, section, at, at + len(query.text))
+        return _found(section_text, "normalized", span, "substring after normalization")
+    match = quote_pattern(query.text, units=units).search(section.text)
+    if match:
+        span = _original_span(section_text, section, match.start(), match.end())
+        return _found(section_text, "normalized", span, "substring after normalization")
 
     if _ELLIPSIS.search(body):
-        return _check_elided(body, section)
+        return _check_elided(body, section_text, forms)
     return QuoteCheck("fail", None, "the quote does not occur in the section")
 
 
-@lru_cache(maxsize=64)
-def _normalized_section(section_text: str) -> NormalizedText:
-    # Many quotes are usually checked against the same few sections.
-    return normalize_with_offsets(section_text)
+# --- results --------------------------------------------------------------------------
+
+
+def _found(
+    section_text: str, tier: Tier, span: tuple[int, int], note: str
+) -> QuoteCheck:
+    return QuoteCheck(tier, span, note, sentence_span(section_text, span))
+
+
+def _original_span(
+    section_text: str, section: NormalizedText, start: int, end: int
+) -> tuple[int, int]:
+    """Map a normalized match to original offsets, without edge whitespace."""
+    first, last = section.original_span(start, end)
+    while first < last and section_text[first].isspace():
+        first += 1
+    while last > first and section_text[last - 1].isspace():
+        last -= 1
+    return first, last
 
 
 def _unwrap(quote: str) -> str:
@@ -217,161 +330,14 @@ def _unwrap(quote: str) -> str:
     return body
 
 
-# --- normalization stages -------------------------------------------------------------
-
-_Chars = tuple[list[str], list[int], list[int]]
-
-
-def _fold_characters(text: str) -> _Chars:
-    """Drop reference superscripts, apply NFKC, lower-case and fold punctuation."""
-    chars: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-
-    def emit(piece: str, start: int, end: int) -> None:
-        for ch in unicodedata.normalize("NFKC", piece):
-            for low in ch.lower():
-                folded = _FOLD.get(low, low)
-                for out in folded:
-                    chars.append(out)
-                    starts.append(start)
-                    ends.append(end)
-
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in _DROPPED_CHARS:
-            i += 1
-            continue
-        if ch in _SUPERSCRIPT_DIGITS or (
-            ch in _SUPERSCRIPT_SIGNS
-            and i + 1 < n
-            and text[i + 1] in _SUPERSCRIPT_DIGITS
-        ):
-            j = _superscript_run_end(text, i)
-            if chars and chars[-1].isdigit():
-                # An exponent such as 10⁶: keep it distinguishable from 106.
-                chars.append("^")
-                starts.append(i)
-                ends.append(i + 1)
-                emit(text[i:j], i, j)
-            i = j
-            continue
-        j = i + 1
-        while j < n and unicodedata.combining(text[j]):
-            j += 1
-        emit(text[i:j], i, j)
-        i = j
-    return chars, starts, ends
-
-
-def _superscript_run_end(text: str, i: int) -> int:
-    """Return the end of the run of superscript digits (and joiners) starting at i."""
-    n = len(text)
-    j = i
-    while j < n:
-        ch = text[j]
-        if ch in _SUPERSCRIPT_DIGITS or ch in _SUPERSCRIPT_SIGNS:
-            j += 1
-        elif (
-            ch in _SUPERSCRIPT_JOINERS
-            and j + 1 < n
-            and text[j + 1] in _SUPERSCRIPT_DIGITS
-        ):
-            j += 1
-        else:
-            break
-    return j
-
-
-def _drop_markup(chars: list[str], starts: list[int], ends: list[int]) -> _Chars:
-    """Remove table rules, pipes, list bullets and reference markers."""
-    drop = [False] * len(chars)
-    joined = "".join(chars)
-    for match in _TABLE_RULE.finditer(joined):
-        for k in range(match.start(), match.end()):
-            drop[k] = True
-    for start, end in _bullet_ranges(joined):
-        for k in range(start, end):
-            drop[k] = True
-    # Pipes become spaces so that neighbouring table cells do not run together.
-    chars = [" " if ch == "|" else ch for ch in chars]
-    kept = [k for k in range(len(chars)) if not drop[k]]
-    chars = [chars[k] for k in kept]
-    starts = [starts[k] for k in kept]
-    ends = [ends[k] for k in kept]
-
-    joined = "".join(chars)
-    drop = [False] * len(chars)
-    for match in _REFERENCE.finditer(joined):
-        for k in range(match.start(), match.end()):
-            drop[k] = True
-    kept = [k for k in range(len(chars)) if not drop[k]]
-    return [chars[k] for k in kept], [starts[k] for k in kept], [ends[k] for k in kept]
-
-
-def _bullet_ranges(text: str) -> list[tuple[int, int]]:
-    """Return the ranges of list bullets at line starts.
-
-    A numbered bullet ("1.", "2)") only counts at the start of the text, after a blank
-    line, after a line that ends a sentence or after another bullet line: hard-wrapped
-    prose (PDF extractions) can start a line with a number that belongs to the
-    sentence, as in "below / 130. Patients", and dropping that number would let a
-    quote that leaves it out match.
-    """
-    ranges: list[tuple[int, int]] = []
-    previous: str | None = None
-    previous_bullet = False
-    offset = 0
-    for line in text.split("\n"):
-        is_bullet = False
-        symbol = _SYMBOL_BULLET.match(line)
-        number = _NUMBER_BULLET.match(line)
-        if symbol:
-            ranges.append((offset, offset + symbol.end()))
-            is_bullet = True
-        elif number:
-            tail = (previous or "").rstrip()
-            if previous is None or not tail or previous_bullet or tail[-1] in ".:;!?":
-                ranges.append((offset, offset + number.end()))
-                is_bullet = True
-        previous = line
-        previous_bullet = is_bullet
-        offset += len(line) + 1
-    return ranges
-
-
-def _collapse_spaces(chars: list[str], starts: list[int], ends: list[int]) -> _Chars:
-    """Collapse whitespace runs, close gaps before punctuation and trim the ends."""
-    out_c: list[str] = []
-    out_s: list[int] = []
-    out_e: list[int] = []
-    for ch, start, end in zip(chars, starts, ends, strict=True):
-        if ch.isspace():
-            if out_c and out_c[-1] == " ":
-                continue
-            ch = " "
-        out_c.append(ch)
-        out_s.append(start)
-        out_e.append(end)
-    joined = "".join(out_c)
-    drop = {m.start() for m in _SPACE_BEFORE_PUNCT.finditer(joined)}
-    if joined.startswith(" "):
-        drop.add(0)
-    if joined.endswith(" "):
-        drop.add(len(joined) - 1)
-    kept = [k for k in range(len(out_c)) if k not in drop]
-    return [out_c[k] for k in kept], [out_s[k] for k in kept], [out_e[k] for k in kept]
-
-
 # --- elided quotes --------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class _Fragment:
-    text: str
-    # Normalized fragments too short to match, quoted between this fragment and the
-    # previous matched one (or the start of the quote for the first).
+    query: str
+    # Fragments too short to match, quoted between this fragment and the previous
+    # matched one (or the start of the quote for the first).
     short_before: tuple[str, ...]
 
 
@@ -380,46 +346,79 @@ def _split_fragments(quote: str) -> tuple[list[_Fragment], tuple[str, ...]]:
     fragments: list[_Fragment] = []
     shorts: list[str] = []
     for piece in _ELLIPSIS.split(quote):
-        norm = normalize(piece)
-        if not norm:
+        query = normalize_quote(piece).text
+        if not any(ch.isalnum() for ch in query):
             continue
-        if len(norm) < MIN_FRAGMENT_CHARS:
-            shorts.append(norm)
+        if len(visible(query)) < MIN_FRAGMENT_CHARS:
+            shorts.append(query)
             continue
-        fragments.append(_Fragment(norm, tuple(shorts)))
+        fragments.append(_Fragment(query, tuple(shorts)))
         shorts = []
     return fragments, tuple(shorts)
 
 
-def _occurrences(haystack: str, needle: str) -> list[int]:
-    found: list[int] = []
-    at = haystack.find(needle)
-    while at >= 0 and len(found) < _MAX_OCCURRENCES:
-        found.append(at)
-        at = haystack.find(needle, at + 1)
+def _occurrences(pattern: re.Pattern[str], text: str) -> dict[int, int]:
+    """Map the start of each match (overlapping ones too) to its end."""
+    found: dict[int, int] = {}
+    match = pattern.search(text)
+    while match and len(found) < _MAX_OCCURRENCES:
+        found[match.start()] = match.end()
+        match = pattern.search(text, match.start() + 1)
     return found
 
 
-def _risky_words(gap: str) -> list[str]:
-    return [
-        word
-        for word in _WORD.findall(gap)
-        if word in RISKY_WORDS or word.endswith("n't")
-    ]
-
-
-def _contains_in_order(text: str, pieces: tuple[str, ...]) -> bool:
-    at = 0
-    for piece in pieces:
-        found = text.find(piece, at)
-        if found < 0:
+def _contains_in_order(
+    text: str, start: int, end: int, patterns: tuple[re.Pattern[str], ...]
+) -> bool:
+    at = start
+    for pattern in patterns:
+        match = pattern.search(text, at, end)
+        if match is None:
             return False
-        at = found + len(piece)
+        at = match.end()
     return True
 
 
-def _check_elided(quote: str, section: NormalizedText) -> QuoteCheck:
-    fragments, trailing = _split_fragments(quote)
+def is_risky_word(word: str) -> bool:
+    """Tell whether an ellipsis may not skip this (lower-case) word."""
+    return word in RISKY_WORDS or word.endswith("n't") or word.startswith(RISKY_STEMS)
+
+
+def _gap_risk(
+    section_text: str, section: NormalizedText, start: int, end: int
+) -> str | None:
+    """Say what makes the skipped normalized range ``[start, end)`` unsafe, if anything."""
+    gap = section.text[start:end]
+    if JUNCTION_MARK in gap:
+        return "a list item, table cell or paragraph boundary"
+    if ";" in gap:
+        return "a semicolon (a clause boundary)"
+    if "?" in gap or "!" in gap:
+        return "a sentence boundary"
+    for match in re.finditer(":", gap):
+        k = match.start()
+        if not (0 < k < len(gap) - 1 and gap[k - 1].isdigit() and gap[k + 1].isdigit()):
+            return "a colon (a clause boundary)"
+    # Sentence ends are read in the original text, where case tells a new sentence
+    # from an abbreviation; one character either side catches a period that ends
+    # the fragment before and a capital that starts the one after.
+    first = section.ends[start - 1] if start > 0 else 0
+    last = section.starts[end] if end < len(section.text) else len(section_text)
+    window_start = max(0, first - 1)
+    window_end = min(len(section_text), last + 1)
+    if has_sentence_end(section_text, window_start, window_end):
+        return "a sentence boundary"
+    for word in _WORD.findall(gap):
+        if is_risky_word(word):
+            return repr(word)
+    number = _DIGITS.search(gap)
+    if number:
+        return f"the number {number.group(0)!r}"
+    return None
+
+
+def _check_elided(quote: str, section_text: str, forms: SectionForms) -> QuoteCheck:
+    fragments, trailing_queries = _split_fragments(quote)
     if len(fragments) < 2:
         return QuoteCheck(
             "fail",
@@ -427,8 +426,23 @@ def _check_elided(quote: str, section: NormalizedText) -> QuoteCheck:
             f"an elided quote needs at least two fragments of {MIN_FRAGMENT_CHARS}+ "
             f"characters; it has {len(fragments)}",
         )
+    units = any(
+        has_units(query)
+        for fragment in fragments
+        for query in (fragment.query, *fragment.short_before)
+    ) or any(has_units(query) for query in trailing_queries)
+    section = forms.full if units else forms.bare
     text = section.text
-    occurrences = [_occurrences(text, fragment.text) for fragment in fragments]
+
+    def patterns(queries: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+        return tuple(quote_pattern(query, units=units) for query in queries)
+
+    shorts = [patterns(fragment.short_before) for fragment in fragments]
+    trailing = patterns(trailing_queries)
+    occurrences = [
+        _occurrences(quote_pattern(fragment.query, units=units), text)
+        for fragment in fragments
+    ]
     for number, found in enumerate(occurrences, start=1):
         if not found:
             return QuoteCheck(
@@ -438,39 +452,37 @@ def _check_elided(quote: str, section: NormalizedText) -> QuoteCheck:
     # For each fragment, the placements reachable from the previous fragment in
     # order: any path, and paths whose skipped text is safe. Each maps the start of
     # an occurrence to the start of its predecessor (or -1 for the first fragment).
-    first = fragments[0]
     any_paths: list[dict[int, int]] = [dict.fromkeys(occurrences[0], -1)]
     safe_first = [
-        at for at in occurrences[0] if _contains_in_order(text[:at], first.short_before)
+        at for at in occurrences[0] if _contains_in_order(text, 0, at, shorts[0])
     ]
     safe_paths: list[dict[int, int]] = [dict.fromkeys(safe_first, -1)]
     reasons: list[str] = []
-    if first.short_before and not safe_first:
+    if shorts[0] and not safe_first:
         reasons.append("a short fragment before fragment 1 is not in the section")
 
     for index in range(1, len(fragments)):
-        fragment = fragments[index]
-        prev_len = len(fragments[index - 1].text)
+        prev_ends = occurrences[index - 1]
         reach_any: dict[int, int] = {}
         reach_safe: dict[int, int] = {}
         for at in occurrences[index]:
             for prev in any_paths[index - 1]:
-                if prev + prev_len <= at:
+                if prev_ends[prev] <= at:
                     reach_any.setdefault(at, prev)
                     break
             # Tightest placement first: a wider gap contains every word of a
-            # narrower one, so once a gap holds a risky word all wider ones do too.
-            candidates = [p for p in safe_paths[index - 1] if p + prev_len <= at]
+            # narrower one, so once a gap is unsafe all wider ones are too.
+            candidates = [p for p in safe_paths[index - 1] if prev_ends[p] <= at]
             for prev in reversed(candidates):
-                gap = text[prev + prev_len : at]
-                risky = _risky_words(gap)
-                if risky:
+                gap_start = prev_ends[prev]
+                risk = _gap_risk(section_text, section, gap_start, at)
+                if risk:
                     reasons.append(
                         f"the text skipped between fragments {index} and {index + 1} "
-                        f"contains {risky[0]!r}"
+                        f"contains {risk}"
                     )
                     break
-                if _contains_in_order(gap, fragment.short_before):
+                if _contains_in_order(text, gap_start, at, shorts[index]):
                     reach_safe[at] = prev
                     break
                 reasons.append(
@@ -486,12 +498,12 @@ def _check_elided(quote: str, section: NormalizedText) -> QuoteCheck:
         any_paths.append(reach_any)
         safe_paths.append(reach_safe)
 
-    last_len = len(fragments[-1].text)
+    last_ends = occurrences[-1]
     if trailing:
         safe_last = {
             at: prev
             for at, prev in safe_paths[-1].items()
-            if _contains_in_order(text[at + last_len :], trailing)
+            if _contains_in_order(text, last_ends[at], len(text), trailing)
         }
         if safe_paths[-1] and not safe_last:
             reasons.append(
@@ -500,19 +512,24 @@ def _check_elided(quote: str, section: NormalizedText) -> QuoteCheck:
         safe_paths[-1] = safe_last
 
     if safe_paths[-1]:
-        span = _path_span(safe_paths, section, last_len)
-        return QuoteCheck("elided", span, f"{len(fragments)} fragments occur in order")
-    span = _path_span(any_paths, section, last_len)
+        span = _path_span(safe_paths, section_text, section, last_ends)
+        return _found(
+            section_text, "elided", span, f"{len(fragments)} fragments occur in order"
+        )
+    span = _path_span(any_paths, section_text, section, last_ends)
     reason = reasons[0] if reasons else "the elision is unsafe"
-    return QuoteCheck("elided_risky", span, reason)
+    return _found(section_text, "elided_risky", span, reason)
 
 
 def _path_span(
-    paths: list[dict[int, int]], section: NormalizedText, last_len: int
+    paths: list[dict[int, int]],
+    section_text: str,
+    section: NormalizedText,
+    last_ends: dict[int, int],
 ) -> tuple[int, int]:
     """Return the original span of the first complete placement in ``paths``."""
     last = min(paths[-1])
     at = last
     for index in range(len(paths) - 1, 0, -1):
         at = paths[index][at]
-    return section.original_span(at, last + last_len)
+    return _original_span(section_text, section, at, last_ends[last])

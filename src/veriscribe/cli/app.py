@@ -14,13 +14,16 @@ from veriscribe import service
 from veriscribe.cli import qa, render
 from veriscribe.cli.common import (
     BaseUrlOpt,
+    GlobalOptions,
     JsonOpt,
     ModelOpt,
     PlotOpt,
+    global_options,
     guarded,
     run,
     settings_for,
 )
+from veriscribe.cli.failure import GuardedGroup, configure_logging, fail
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import evaluation
 
@@ -30,6 +33,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=GuardedGroup,
 )
 runs_app = typer.Typer(
     help="List, inspect and resume batch runs.", no_args_is_help=True
@@ -39,6 +43,30 @@ eval_app = typer.Typer(help="Evaluate abstracts, answers, retrieval and labels."
 app.add_typer(runs_app, name="runs")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(eval_app, name="eval")
+
+
+@app.callback()
+def root_options(
+    *,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="On an unexpected error, also print its traceback."
+        ),
+    ] = False,
+    max_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-bytes",
+            min=1,
+            help="Largest article or guideline file (or JSON-lines record) to read, "
+            "in bytes (default: VERISCRIBE_MAX_INPUT_BYTES, 5000000).",
+        ),
+    ] = None,
+) -> None:
+    """Biomedical abstracts and guideline answers that a reader can check."""
+    global_options.set(GlobalOptions(debug=debug, max_bytes=max_bytes))
+    configure_logging(debug=debug)
 
 
 @app.command()
@@ -138,7 +166,11 @@ def abstract(
             )
         render.abstract_result(result)
     if out is not None:
-        out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        text = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+        try:
+            out.write_text(text, "utf-8")
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}")
 
 
 ConcurrencyOpt = Annotated[

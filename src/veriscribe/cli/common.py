@@ -5,16 +5,34 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 
 from veriscribe.cli import render
+from veriscribe.cli.failure import fail
 from veriscribe.errors import VeriscribeError
 from veriscribe.settings import Settings
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class GlobalOptions:
+    """The options given before the command (``veriscribe --debug ...``)."""
+
+    debug: bool = False
+    max_bytes: int | None = None
+
+
+# Set by the root callback at the start of every invocation.
+global_options: ContextVar[GlobalOptions | None] = ContextVar(
+    "global_options", default=None
+)
 
 ModelOpt = Annotated[
     str | None,
@@ -36,12 +54,30 @@ PlotOpt = Annotated[
 
 
 def settings_for(model: str | None = None, base_url: str | None = None) -> Settings:
-    """Return settings from the environment with CLI overrides applied."""
+    """Return settings from the environment with CLI overrides applied.
+
+    The global options (``veriscribe --max-bytes N ...``) are overrides too.
+    """
     try:
-        return Settings().with_overrides(model=model, base_url=base_url)
-    except ValueError as exc:
-        render.error_line(f"bad setting: {exc}")
-        raise typer.Exit(1) from exc
+        settings = Settings()
+    except ValidationError as exc:
+        fail(f"bad setting: {setting_problems(exc)}")
+    return settings.with_overrides(
+        model=model,
+        base_url=base_url,
+        max_input_bytes=(global_options.get() or GlobalOptions()).max_bytes,
+    )
+
+
+def setting_problems(exc: ValidationError) -> str:
+    """Return a settings validation error as one line naming the variables."""
+    problems = []
+    for error in exc.errors():
+        path = [str(part) for part in error["loc"]]
+        name = "VERISCRIBE_" + "__".join(path).upper()
+        given = f" (got {error['input']!r})" if "input" in error else ""
+        problems.append(f"{name}: {error['msg']}{given}")
+    return "; ".join(problems)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -49,11 +85,9 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(coro)
     except VeriscribeError as exc:
-        render.error_line(exc.user_message)
-        raise typer.Exit(1) from exc
+        fail(exc.user_message)
     except KeyboardInterrupt:
-        render.error_line("interrupted")
-        raise typer.Exit(130) from None
+        fail("interrupted", 130)
 
 
 def guarded(action: Callable[[], T]) -> T:
@@ -61,8 +95,7 @@ def guarded(action: Callable[[], T]) -> T:
     try:
         return action()
     except VeriscribeError as exc:
-        render.error_line(exc.user_message)
-        raise typer.Exit(1) from exc
+        fail(exc.user_message)
 
 
 def json_or_live(

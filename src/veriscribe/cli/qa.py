@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 
@@ -23,7 +23,13 @@ from veriscribe.cli.common import (
     settings_for,
 )
 from veriscribe.errors import InputError, VeriscribeError
-from veriscribe.nodes.qa.state import QAOptions, Retriever
+from veriscribe.nodes.qa.state import (
+    Citations,
+    CiteBy,
+    JudgeMethod,
+    QAOptions,
+    Retriever,
+)
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
 from veriscribe.settings import Settings
@@ -34,6 +40,29 @@ CorpusOpt = Annotated[
 RetrieverOpt = Annotated[
     Retriever,
     typer.Option("--retriever", help="How sections are chosen: llm, bm25 or dense."),
+]
+CitationsOpt = Annotated[
+    Citations,
+    typer.Option(
+        "--citations",
+        help="constrained: quotes can only be sentences of the sections read; "
+        "free: the model writes its quotes.",
+    ),
+]
+CiteByOpt = Annotated[
+    CiteBy,
+    typer.Option(
+        "--cite-by",
+        help="Constrained citations name a sentence by its text (quote) or id (id).",
+    ),
+]
+JudgeMethodOpt = Annotated[
+    JudgeMethod,
+    typer.Option(
+        "--judge-method",
+        help="scored: lexical lane, then a yes/no question scored by probability; "
+        "sampled: majority of sampled four-way verdicts.",
+    ),
 ]
 NoJudgeOpt = Annotated[
     bool,
@@ -216,6 +245,9 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             ),
         ] = 40,
         no_judge: NoJudgeOpt = False,
+        citations: CitationsOpt = "constrained",
+        cite_by: CiteByOpt = "quote",
+        judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
         json_out: JsonOpt = False,
@@ -223,7 +255,13 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         """Answer a question from a guideline corpus with checked verbatim citations."""
         settings = settings_for(model, base_url)
         options = QAOptions(
-            retriever=retriever, k=k, candidates=candidates, judge=not no_judge
+            retriever=retriever,
+            k=k,
+            candidates=candidates,
+            judge=not no_judge,
+            citations=citations,
+            cite_by=cite_by,
+            judge_method=judge_method,
         )
         if questions is not None or question is None:
             if question is not None or questions is None or out is None:
@@ -285,12 +323,21 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = None,
         retriever: RetrieverOpt = "llm",
         k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
+        citations: CitationsOpt = "constrained",
+        cite_by: CiteByOpt = "quote",
+        judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
     ) -> None:
         """Chat with a guideline corpus; every claim of every answer is checked."""
         settings = settings_for(model, base_url)
-        options = QAOptions(retriever=retriever, k=k)
+        options = QAOptions(
+            retriever=retriever,
+            k=k,
+            citations=citations,
+            cite_by=cite_by,
+            judge_method=judge_method,
+        )
         run(chat_loop(settings, corpus, session, options, model))
 
     @app.command()
@@ -322,6 +369,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
                 help="Treat every sentence as a claim (no claim filter model call).",
             ),
         ] = False,
+        judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
         json_out: JsonOpt = False,
@@ -339,6 +387,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
                     k=k,
                     judge=not no_judge,
                     all_claims=all_claims,
+                    judge_method=judge_method,
                     read_set=given.read_set,
                     model=model,
                     settings=settings,
@@ -385,6 +434,54 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             render.print_json(report)
         else:
             render.qa_eval_report(report)
+
+    @eval_app.command("judge")
+    def eval_judge(
+        *,
+        corpus: CorpusOpt,
+        sources: Annotated[
+            int,
+            typer.Option(
+                "--sources",
+                min=1,
+                help="Source sentences sampled; each gives up to three labelled pairs.",
+            ),
+        ] = 40,
+        seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+        method: Annotated[
+            list[str] | None,
+            typer.Option("--method", help="scored and/or sampled (repeat the option)."),
+        ] = None,
+        samples: Annotated[
+            int, typer.Option("--samples", min=1, help="Samples per judgement.")
+        ] = 3,
+        model: ModelOpt = None,
+        base_url: BaseUrlOpt = None,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Measure support judges on labelled claim/source pairs built from a corpus."""
+        from veriscribe.service.judge_eval import eval_judge as evaluate
+
+        methods = method or ["scored"]
+        if unknown := [m for m in methods if m not in ("scored", "sampled")]:
+            render.error_line(f"--method takes scored or sampled, not {unknown[0]!r}")
+            raise typer.Exit(1)
+        settings = settings_for(model, base_url)
+        report = run(
+            evaluate(
+                settings,
+                corpus,
+                sources=sources,
+                seed=seed,
+                methods=tuple(cast(JudgeMethod, m) for m in methods),
+                samples=samples,
+                model=model,
+            )
+        )
+        if json_out:
+            render.print_json(report)
+        else:
+            render.judge_eval_report(report)
 
     @eval_app.command("make-questions")
     def eval_make_questions(

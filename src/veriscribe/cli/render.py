@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,21 +17,86 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-console = Console()
-err_console = Console(stderr=True)
+from veriscribe.cli.terminal import has_control, json_safe, sanitize
+
+
+class SafeConsole(Console):
+    """A console that shows control characters in the text it prints as escapes.
+
+    Titles, names, paths, quotes and error messages come from input. Strings and
+    Text are made safe before layout (so table cells are sized for the escapes), and
+    every rendered segment once more, while the console's own styling and cursor
+    control (separate control segments) pass untouched.
+    """
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """Turn a string into Text, its control characters made visible first."""
+        return super().render_str(sanitize(text), **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """Render as usual, with control characters in the text made visible."""
+        if isinstance(renderable, Text) and has_control(renderable.plain):
+            renderable = _safe_text(renderable, self)
+        for segment in super().render(renderable, options):
+            if segment.control or not segment.text:
+                yield segment
+            else:
+                yield Segment(sanitize(segment.text), segment.style)
+
+
+def _safe_text(text: Text, console: Console) -> Text:
+    """Return a copy of ``text`` with control characters escaped, styles kept."""
+    parts: list[str | tuple[str, str | Style]] = [
+        (sanitize(segment.text), segment.style or "")
+        for segment in text.render(console, end="")
+    ]
+    return Text.assemble(
+        *parts,
+        justify=text.justify,
+        overflow=text.overflow,
+        no_wrap=text.no_wrap,
+        end=text.end,
+    )
+
+
+console = SafeConsole()
+err_console = SafeConsole(stderr=True)
 
 
 def print_json(data: Any) -> None:
     """Print machine-readable JSON on stdout and nothing else."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(json_safe(text) + "\n")
+
+
+@contextmanager
+def _ends_clean(progress: Progress) -> Iterator[None]:
+    """Show a progress display that stays when done, but not when the command fails.
+
+    A failed command ends in its error line alone, not under a stale progress bar.
+    """
+    with progress:
+        try:
+            yield
+        except BaseException:
+            progress.live.transient = True
+            raise
 
 
 def error_line(message: str) -> None:
-    """Print one clear error line on stderr."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print one clear error line on stderr (the message is text, never markup)."""
+    err_console.print(
+        Text.assemble(("error:", "bold red"), " ", message),
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def doctor_report(report: dict[str, Any]) -> None:
@@ -593,7 +658,7 @@ def ingest_progress() -> Iterator[Callable[[Any], None]]:
             detail=event.detail,
         )
 
-    with progress:
+    with _ends_clean(progress):
         yield update
 
 
@@ -747,6 +812,12 @@ def funnel_line(result: dict[str, Any]) -> str:
         f"{f['covered']} covered > {f['verbatim']} verbatim > {f['lenient']} lenient > "
         f"{f['strict']} certified (+{f['recovered']} recovered)  "
         f"CCR {pct(metrics.get('ccr'))}  SCR {pct(metrics.get('scr'))}"
+        + (f"  {f['not_checked']} not checked" if f.get("not_checked") else "")
+        + (
+            "  (no claim checked)"
+            if not f["claims"] and not result.get("not_found")
+            else ""
+        )
     )
 
 
@@ -778,8 +849,23 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
                 )
             elif claim["note"] and claim["status"] != "certified":
                 detail.append(f"\n  {claim['note']}", style="dim")
+            if claim.get("judged_by") == "lexical":
+                detail.append("\n  restates its source word for word", style="dim")
             table.add_row(_badge(claim["status"]), detail)
+        for sentence in result.get("not_checked", []):
+            table.add_row(
+                Text("not checked", style="bold yellow"),
+                Text(sentence, style="dim"),
+            )
         console.print(table)
+        console.print()
+    elif not result.get("not_found") and not result.get("error"):
+        console.print(
+            Text(
+                "No claim of this answer was checked: nothing here is certified.",
+                style="bold yellow",
+            )
+        )
         console.print()
     seen: set[int] = set()
     for citation in result["citations"]:
@@ -792,6 +878,10 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
         ok = tier in ("exact", "normalized", "elided")
         line.append(f"({tier})", style="green" if ok else "red")
         line.append(f' "{citation["quote"]}"')
+        source = citation.get("source") or ""
+        if source and " ".join(source.split()) != " ".join(citation["quote"].split()):
+            # The reader sees what the judge read: the whole sentence(s) quoted from.
+            line.append(f'\n    in the source: "{source}"', style="dim")
         console.print(line)
     if result["citations"]:
         console.print()
@@ -1017,7 +1107,7 @@ def question_progress() -> Iterator[Callable[[dict[str, Any], int], None]]:
             detail=f"{counts['kept']} kept · {counts['dropped']} dropped",
         )
 
-    with progress:
+    with _ends_clean(progress):
         yield update
 
 
@@ -1072,7 +1162,7 @@ def answer_set_progress() -> Iterator[Callable[[dict[str, Any], int, int], None]
     def update(result: dict[str, Any], done: int, total: int) -> None:
         progress.update(task, completed=done, total=total, detail=funnel_line(result))
 
-    with progress:
+    with _ends_clean(progress):
         yield update
 
 
@@ -1092,3 +1182,41 @@ def answer_set_report(summary: dict[str, Any]) -> None:
             f"not answered: {failure['id']}: {failure['reason']}", highlight=False
         )
     console.print(f"score them: veriscribe eval qa {summary['out']}", highlight=False)
+
+
+def judge_eval_report(report: dict[str, Any]) -> None:
+    """Render `eval judge`: accuracy, safety, AUC and the confusion table per method."""
+    from rich import box
+
+    console.print(
+        f"{report['pairs']} labelled pairs from corpus {report['corpus']!r} "
+        f"({', '.join(f'{k} {v}' for k, v in report['labels'].items())}) · "
+        f"model {report['model']}",
+        highlight=False,
+    )
+    for method, found in report["methods"].items():
+        auc = found["roc_auc"]
+        table = Table(
+            title=(
+                f"judge {method}: accuracy {found['accuracy']:.3f} · "
+                f"safe {found['safe_rate'] if found['safe_rate'] is not None else '-'} · "
+                f"ROC AUC {'-' if auc is None else f'{auc:.3f}'}"
+            ),
+            header_style="bold",
+            box=box.SIMPLE_HEAD,
+        )
+        table.add_column("label")
+        verdicts = (
+            "fully_supported",
+            "partially_supported",
+            "not_supported",
+            "contradicted",
+            "unjudged",
+        )
+        for verdict in verdicts:
+            table.add_column(verdict.replace("_", " "), justify="right")
+        for label, counts in found["confusion"].items():
+            table.add_row(label, *(str(counts.get(v, 0)) for v in verdicts))
+        console.print(table)
+        lanes = ", ".join(f"{k} {v}" for k, v in found["lanes"].items())
+        console.print(f"lanes: {lanes}", highlight=False)

@@ -9,26 +9,25 @@ file cannot be used at all (malformed XML, undecodable text, nothing to summaris
 JSON-lines dataset holds many articles: one bad line yields a :class:`ReadFailure` with
 its line number and the reason, and the rest of the file is still read.
 
-XML is parsed with expat directly so that the parser can refuse entity declarations
-(the "billion laughs" and external-entity attacks) before any expansion happens. No DTD
-is fetched; named character entities of the JATS DTDs that a document uses without
-declaring them are resolved from the HTML entity table.
+XML is parsed by :func:`~veriscribe.documents.safexml.parse_xml`, which refuses entity
+declarations (the "billion laughs" and external-entity attacks) from the parser's own
+events, before any expansion happens.
 """
 
 from __future__ import annotations
 
 import glob
 import hashlib
-import html.entities
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.etree.ElementTree import Element, TreeBuilder
-from xml.parsers import expat
+from xml.etree.ElementTree import Element
 
+from veriscribe.documents.limits import check_size, over_limit
+from veriscribe.documents.safexml import parse_xml
 from veriscribe.errors import InputError
 
 __all__ = [
@@ -185,7 +184,8 @@ def expand_inputs(inputs: Sequence[str]) -> list[Path]:
     dropped, first occurrence kept.
 
     Raises:
-        InputError: An input that does not exist, or a glob that matches nothing.
+        InputError: An input that does not exist, a directory holding no article
+            file, or a glob that matches nothing.
     """
     found: list[Path] = []
     for item in inputs:
@@ -193,7 +193,13 @@ def expand_inputs(inputs: Sequence[str]) -> list[Path]:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found.extend(_article_files_under(path))
+            files = _article_files_under(path)
+            if not files:
+                known = ", ".join(sorted(ARTICLE_SUFFIXES))
+                raise InputError(
+                    f"{item}: the directory holds no article file (looked for {known})"
+                )
+            found.extend(files)
         elif _GLOB_CHARS.search(item):
             matches = sorted(glob.glob(item, recursive=True))
             hits: list[Path] = []
@@ -222,84 +228,42 @@ def _article_files_under(directory: Path) -> list[Path]:
     return sorted(p for p in directory.rglob("*") if p.is_file() and _known_suffix(p))
 
 
-def read_articles(path: Path) -> Iterator[Article | ReadFailure]:
+def read_articles(
+    path: Path, *, max_bytes: int | None = None
+) -> Iterator[Article | ReadFailure]:
     """Yield the articles in a file, chosen by its suffix.
 
     ``.xml``/``.nxml`` are JATS (one article), ``.jsonl``/``.ndjson`` are datasets (one
     article per line, in the PubMed summarisation, PMC-MAD or sectioned layout), and
     ``.txt``/``.md``/``.markdown`` are plain text or Markdown (one article).
 
+    Args:
+        path: The file.
+        max_bytes: Largest single-article file, or JSON-lines record, accepted
+            (None: no limit). A file over it is refused before it is read; a record
+            over it is a failed item.
+
     Raises:
-        InputError: The file is missing, of an unknown kind, undecodable, malformed,
-            or has no usable paragraph (for JSON lines: no line at all). Being a
-            generator, it raises when iteration starts, not when called.
+        InputError: The file is missing, of an unknown kind, too large, undecodable,
+            malformed, or has no usable paragraph (for JSON lines: no line at all).
+            Being a generator, it raises when iteration starts, not when called.
     """
     suffix = path.suffix.lower()
     if suffix not in ARTICLE_SUFFIXES:
         known = ", ".join(sorted(ARTICLE_SUFFIXES))
         raise InputError(f"{path}: unknown kind of file (expected one of {known})")
     try:
+        if suffix not in JSONL_SUFFIXES:
+            check_size(path, path.stat().st_size, max_bytes)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
     if suffix in XML_SUFFIXES:
         yield read_jats(data, path)
     elif suffix in JSONL_SUFFIXES:
-        yield from read_jsonl(data, path)
+        yield from read_jsonl(data, path, max_bytes=max_bytes)
     else:
         yield read_text(data, path)
-
-
-# ----------------------------------------------------------------------- safe XML
-
-
-class _RefusedEntity(Exception):
-    """An entity declaration: refused before anything is expanded."""
-
-
-def parse_xml(data: bytes, source: Path | str) -> Element:
-    """Parse XML bytes into an element tree without expanding any declared entity.
-
-    Raises:
-        InputError: The document declares entities, or is not well-formed XML.
-    """
-    builder = TreeBuilder()
-    parser = expat.ParserCreate()
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-
-    def refuse(*_args: object) -> int:
-        raise _RefusedEntity
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        builder.start(tag, attrs)
-
-    def end(tag: str) -> None:
-        builder.end(tag)
-
-    def skipped(name: str, is_parameter_entity: bool) -> None:
-        # Only reached in documents whose DTD is external and therefore not read.
-        if not is_parameter_entity and name in html.entities.html5:
-            builder.data(html.entities.html5[name])
-        elif not is_parameter_entity and name + ";" in html.entities.html5:
-            builder.data(html.entities.html5[name + ";"])
-
-    parser.EntityDeclHandler = refuse
-    parser.UnparsedEntityDeclHandler = refuse
-    parser.ExternalEntityRefHandler = refuse
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = builder.data
-    parser.SkippedEntityHandler = skipped
-    try:
-        parser.Parse(data, True)
-    except _RefusedEntity:
-        raise InputError(
-            f"{source}: the XML declares entities, which are refused for safety"
-        ) from None
-    except expat.ExpatError as exc:
-        raise InputError(f"{source}: malformed XML ({exc})") from None
-    root: Element = builder.close()
-    return root
 
 
 # ---------------------------------------------------------------------------- JATS
@@ -506,8 +470,12 @@ class _BadItem(ValueError):
     """A JSON-lines item that cannot become an article."""
 
 
-def read_jsonl(data: bytes, path: Path) -> Iterator[Article | ReadFailure]:
+def read_jsonl(
+    data: bytes, path: Path, *, max_bytes: int | None = None
+) -> Iterator[Article | ReadFailure]:
     """Yield one article or failure per non-blank line of a JSON-lines dataset.
+
+    A line longer than ``max_bytes`` is a failure, not parsed.
 
     Raises:
         InputError: The file has no non-blank line.
@@ -521,6 +489,10 @@ def read_jsonl(data: bytes, path: Path) -> Iterator[Article | ReadFailure]:
         seen = True
         source = f"{path}:{number}"
         fallback_id = f"{path.stem}:{number}"
+        too_large = over_limit(len(raw), max_bytes)
+        if too_large is not None:
+            yield ReadFailure(fallback_id, source, f"record of {too_large}")
+            continue
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -45,6 +45,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from veriscribe.documents.limits import check_size
+from veriscribe.documents.safexml import parse_xml
 from veriscribe.errors import InputError
 
 PLAIN_TEXT_SINGLE_SECTION_CHARS = 4000
@@ -67,7 +69,6 @@ _MD_FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
-_DOCTYPE_ENTITY = re.compile(r"<!DOCTYPE[^>\[]*\[[^\]]*<!ENTITY", re.IGNORECASE)
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 
@@ -162,7 +163,10 @@ def split_heading_number(heading: str) -> tuple[str, str]:
 
 
 def read_guideline_path(
-    path: Path, *, on_error: Callable[[Path, InputError], None] | None = None
+    path: Path,
+    *,
+    on_error: Callable[[Path, InputError], None] | None = None,
+    max_bytes: int | None = None,
 ) -> list[GuidelineDoc]:
     """Read a guideline file, or every guideline file under a directory.
 
@@ -170,29 +174,34 @@ def read_guideline_path(
         path: A file, or a directory read recursively.
         on_error: For directories, called with each file that cannot be read, which
             is then skipped; without it the first such file raises.
+        max_bytes: Largest file accepted (None: no limit); a larger one cannot be
+            read, and is refused before it is.
 
     Returns:
         The documents read, with doc ids unique among them.
 
     Raises:
-        InputError: The path does not exist, is of an unsupported type, or (without
-            ``on_error``) a file in it has no usable text or cannot be parsed.
+        InputError: The path does not exist, is of an unsupported type, too large,
+            or (without ``on_error``) a file in it has no usable text or cannot be
+            parsed.
     """
     if path.is_dir():
-        return _read_directory(path, on_error)
+        return _read_directory(path, on_error, max_bytes)
     if not path.is_file():
         raise InputError(f"{path}: no such file or directory")
-    return [_read_file(path)]
+    return [_read_file(path, max_bytes)]
 
 
 def _read_directory(
-    root: Path, on_error: Callable[[Path, InputError], None] | None
+    root: Path,
+    on_error: Callable[[Path, InputError], None] | None,
+    max_bytes: int | None,
 ) -> list[GuidelineDoc]:
     docs: list[GuidelineDoc] = []
     seen: set[str] = set()
     for file in _guideline_files(root):
         try:
-            doc = _read_file(file)
+            doc = _read_file(file, max_bytes)
         except InputError as exc:
             if on_error is None:
                 raise
@@ -249,10 +258,14 @@ def _kind(path: Path) -> str | None:
     }.get(path.suffix.lower())
 
 
-def _read_file(path: Path) -> GuidelineDoc:
+def _read_file(path: Path, max_bytes: int | None = None) -> GuidelineDoc:
     kind = _kind(path)
     if kind is None:
         raise InputError(f"{path}: unsupported guideline file type {path.suffix!r}")
+    try:
+        check_size(path, path.stat().st_size, max_bytes)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
     raw = _read_text(path)
     if kind == "markdown":
         doc = _from_markdown(path, raw)
@@ -635,7 +648,8 @@ def _from_html(path: Path, raw: str) -> GuidelineDoc:
 
 
 def _local(tag: object) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+    # "{uri}name" from a namespace-aware parser, "prefix:name" from parse_xml.
+    return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1] if isinstance(tag, str) else ""
 
 
 def _flat_text(element: ET.Element) -> str:
@@ -686,16 +700,9 @@ def _jats_section(element: ET.Element, depth: int) -> _Node:
 
 
 def _from_jats(path: Path, raw: str) -> GuidelineDoc:
-    # Entity declarations are where XML bombs and external-entity reads live; JATS
-    # never needs them, so refuse rather than parse them.
-    if _DOCTYPE_ENTITY.search(raw):
-        raise InputError(f"{path}: XML with entity declarations is not accepted")
-    parser = ET.XMLParser()
-    try:
-        parser.feed(raw)
-        root = parser.close()
-    except ET.ParseError as exc:
-        raise InputError(f"{path}: malformed XML ({exc})") from exc
+    # The same parser as articles: entity declarations refused from the parser's own
+    # events, before anything is expanded.
+    root = parse_xml(raw, path)
     if _local(root.tag) != "article":
         raise InputError(f"{path}: not a JATS article (root <{_local(root.tag)}>)")
     title = ""

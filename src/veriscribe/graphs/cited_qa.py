@@ -32,7 +32,7 @@ from veriscribe.nodes.qa.state import (
     RecoverTask,
     turn_input,
 )
-from veriscribe.nodes.qa.verify import compliant_quotes, verify
+from veriscribe.nodes.qa.verify import compliant_quotes, compliant_sources, verify
 from veriscribe.store.corpora import section_key
 
 __all__ = [
@@ -75,19 +75,19 @@ def route_after_verify(
     if not runtime.context.options.judge:
         return "present"
     citations = state.get("citations", [])
-    sends = [
-        Send(
-            "judge",
-            JudgeTask(
-                question=state.get("question", ""),
-                sentence=claim["sentence"],
-                claim=claim["text"],
-                quotes=compliant_quotes(claim, citations),
-            ),
+    sends = []
+    for claim in state.get("claims", []):
+        if claim["status"] != "unjudged":
+            continue
+        pairs = compliant_sources(claim, citations)
+        task = JudgeTask(
+            question=state.get("question", ""),
+            sentence=claim["sentence"],
+            claim=claim["text"],
+            quotes=[quote for quote, _ in pairs],
+            sources=list(dict.fromkeys(source for _, source in pairs)),
         )
-        for claim in state.get("claims", [])
-        if claim["status"] == "unjudged"
-    ]
+        sends.append(Send("judge", task))
     return sends or "present"
 
 
@@ -116,6 +116,14 @@ def route_after_join(
                     sentence=claim["sentence"],
                     claim=claim["text"],
                     quotes=compliant_quotes(claim, state.get("citations", [])),
+                    sources=list(
+                        dict.fromkeys(
+                            source
+                            for _, source in compliant_sources(
+                                claim, state.get("citations", [])
+                            )
+                        )
+                    ),
                     cited=list(dict.fromkeys(cited)),
                     read_set=list(state.get("read_set", [])),
                 ),

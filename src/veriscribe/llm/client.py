@@ -20,6 +20,7 @@ from veriscribe.errors import (
     VeriscribeError,
 )
 from veriscribe.llm.budget import TokenCounter, check_budget
+from veriscribe.llm.deadline import backoff, call_timeout
 from veriscribe.llm.spec import ModelSpec
 from veriscribe.llm.structured import (
     ParseFailure,
@@ -27,6 +28,7 @@ from veriscribe.llm.structured import (
     loads_lenient,
     parse_model,
 )
+from veriscribe.redaction import redact
 from veriscribe.settings import LLMSettings
 from veriscribe.store.db import CachedResponse, Store, cache_key
 
@@ -75,6 +77,9 @@ class Completion(Generic[V]):
     usage: Usage
     seconds: float
     repaired: bool = False
+    attempts: int = 1
+    """Attempts at the model call(s) behind the value, retries included (a cached
+    reply counts as one)."""
 
 
 Messages = str | Sequence[BaseMessage]
@@ -106,6 +111,10 @@ class LLM:
     endpoint: str = ""
     model_name: str = ""
     calls_made: int = 0
+    scores_choices: bool = False
+    """The backend reads one-word answers' probabilities (``choice_probs``) directly."""
+    constrains: bool = True
+    """The backend constrains decoding to the JSON schema it is given."""
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
@@ -127,8 +136,10 @@ class LLM:
     ) -> Completion[str]:
         """Call the model for free text."""
         messages = as_messages(prompt)
-        raw, usage, seconds = await self._call(prompt_id, messages, max_tokens, None)
-        return Completion(raw, raw, usage, seconds)
+        raw, usage, seconds, attempts = await self._call(
+            prompt_id, messages, max_tokens, None
+        )
+        return Completion(raw, raw, usage, seconds, attempts=attempts)
 
     async def json(
         self,
@@ -137,20 +148,26 @@ class LLM:
         schema: type[T],
         *,
         max_tokens: int | None = None,
+        constraint: dict[str, Any] | None = None,
+        salt: str = "",
     ) -> Completion[T]:
         """Call the model for a JSON object, validated into ``schema``.
 
-        Backends that can constrain decoding get the schema; the output is parsed
-        leniently, and if it still does not validate the model is asked once to repair
-        it. A second failure raises StructuredOutputError.
+        Backends that can constrain decoding get the schema, or ``constraint`` when
+        given (a narrower JSON schema of the same shape, e.g. with enums of allowed
+        values); the output is parsed leniently, and if it still does not validate the
+        model is asked once to repair it. A second failure raises StructuredOutputError.
+        ``salt`` makes otherwise identical calls distinct (independent samples).
         """
         messages = as_messages(prompt)
-        schema_json = json_schema(schema)
-        raw, usage, seconds = await self._call(
-            prompt_id, messages, max_tokens, schema_json
+        schema_json = constraint if constraint is not None else json_schema(schema)
+        raw, usage, seconds, attempts = await self._call(
+            prompt_id, messages, max_tokens, schema_json, salt=salt
         )
         try:
-            return Completion(parse_model(raw, schema), raw, usage, seconds)
+            return Completion(
+                parse_model(raw, schema), raw, usage, seconds, attempts=attempts
+            )
         except ParseFailure as first:
             repair = [
                 *messages,
@@ -160,10 +177,11 @@ class LLM:
                     "the corrected JSON object, with every required field."
                 ),
             ]
-            raw2, usage2, seconds2 = await self._call(
-                f"{prompt_id}+repair", repair, max_tokens, schema_json
+            raw2, usage2, seconds2, attempts2 = await self._call(
+                f"{prompt_id}+repair", repair, max_tokens, schema_json, salt=salt
             )
             usage, seconds = usage + usage2, seconds + seconds2
+            attempts += attempts2
             try:
                 value = parse_model(raw2, schema)
             except ParseFailure as second:
@@ -173,17 +191,85 @@ class LLM:
                     raw=raw2,
                 ) from second
             await self._cache_put(
-                prompt_id, messages, max_tokens, schema_json, raw2, usage2
+                prompt_id,
+                messages,
+                max_tokens,
+                schema_json,
+                raw2,
+                usage2,
+                self._key(messages, max_tokens, schema_json, salt=salt),
             )
-            return Completion(value, raw2, usage, seconds, repaired=True)
+            return Completion(
+                value, raw2, usage, seconds, repaired=True, attempts=attempts
+            )
+
+    async def choice_probs(
+        self,
+        prompt_id: str,
+        prompt: Messages,
+        choices: Sequence[str],
+        *,
+        samples: int = 3,
+    ) -> Completion[dict[str, float]]:
+        """Return the model's probability of each one-word answer to a prompt.
+
+        Backends that expose next-token probabilities (the embedded model) are read
+        directly in one call; the others answer ``samples`` times under a schema that
+        admits only the choices, and the shares of the answers are the probabilities.
+        """
+        messages = as_messages(prompt)
+        if self.scores_choices:
+            raw, usage, seconds, attempts = await self._call(
+                prompt_id, messages, 1, None, extra={"choice_probs": list(choices)}
+            )
+            try:
+                probs = {c: float(loads_lenient(raw).get(c, 0.0)) for c in choices}
+            except (ParseFailure, AttributeError, TypeError, ValueError) as exc:
+                raise StructuredOutputError(
+                    f"{prompt_id}: unreadable choice probabilities", raw=raw
+                ) from exc
+            return Completion(probs, raw, usage, seconds, attempts=attempts)
+        constraint = {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "enum": list(choices)}},
+            "required": ["answer"],
+        }
+        counts = dict.fromkeys(choices, 0)
+        usage, seconds, raws = Usage(), 0.0, []
+        for sample in range(1, samples + 1):
+            reply = await self.json(
+                prompt_id,
+                messages,
+                _OneWord,
+                max_tokens=12,
+                constraint=constraint,
+                salt=f"sample {sample}",
+            )
+            usage, seconds = usage + reply.usage, seconds + reply.seconds
+            raws.append(reply.raw)
+            answer = reply.value.answer.strip().lower()
+            if answer in counts:
+                counts[answer] += 1
+        total = sum(counts.values())
+        if not total:
+            raise StructuredOutputError(
+                f"{prompt_id}: no answer among {', '.join(choices)}", raw=raws[-1]
+            )
+        probs = {c: counts[c] / total for c in choices}
+        return Completion(probs, "\n".join(raws), usage, seconds)
 
     def _key(
         self,
         messages: list[BaseMessage],
         max_tokens: int | None,
         schema: dict[str, Any] | None,
+        *,
+        extra: dict[str, Any] | None = None,
+        salt: str = "",
     ) -> str:
+        more = [p for p in (extra, salt) if p]
         return cache_key(
+            *more,
             self.spec.backend,
             self.model_name or self.spec.name,
             self.endpoint,
@@ -224,49 +310,62 @@ class LLM:
         messages: list[BaseMessage],
         max_tokens: int | None,
         schema: dict[str, Any] | None,
-    ) -> tuple[str, Usage, float]:
+        *,
+        extra: dict[str, Any] | None = None,
+        salt: str = "",
+    ) -> tuple[str, Usage, float, int]:
+        """Make one logical call (retried while it fails transiently).
+
+        Returns:
+            The reply text, its usage, its seconds and the attempts it took.
+
+        Raises:
+            BackendUnavailable: The last attempt failed too (no longer retryable; the
+                message says how many attempts were made and how long they took).
+            VeriscribeError: A failure no retry can help.
+        """
         max_out = max_tokens or self.settings.max_output_tokens
         prompt_tokens = self.count_tokens(messages)
         check_budget(prompt_tokens, max_out, self.context_tokens, prompt_id)
         use_cache = self._caching()
-        key = self._key(messages, max_tokens, schema) if use_cache else ""
+        key = (
+            self._key(messages, max_tokens, schema, extra=extra, salt=salt)
+            if use_cache
+            else ""
+        )
         if use_cache and self.store is not None:
             hit = await self.store.cache_get(key)
             if hit is not None:
                 await self._log(
                     prompt_id, hit.prompt_tokens, hit.output_tokens, 0.0, "cached"
                 )
-                return hit.content, Usage(0, 0, 0, 1), 0.0
+                return hit.content, Usage(0, 0, 0, 1), 0.0, 1
         kwargs = self.limit_kwargs(max_out)
         if schema is not None:
             kwargs.update(self.json_kwargs(schema))
-        start = time.perf_counter()
-        async with self._semaphore():
-            self.calls_made += 1
+        kwargs.update(extra or {})
+        timeout = call_timeout(self.settings, self.spec.backend, prompt_tokens, max_out)
+        attempts = self.settings.retries + 1
+        first_start = time.perf_counter()
+        attempt = 0
+        while True:
+            attempt += 1
             try:
-                reply = await asyncio.wait_for(
-                    self.chat.ainvoke(messages, **kwargs), self.settings.timeout_s
+                reply, seconds = await self._attempt(
+                    prompt_id, messages, kwargs, prompt_tokens, timeout
                 )
-            except (TimeoutError, ModelTimeout) as exc:
-                await self._log(
-                    prompt_id, prompt_tokens, 0, time.perf_counter() - start, "timeout"
+                break
+            except BackendUnavailable as error:
+                # A timeout of the embedded backend is not worth repeating: its
+                # worker thread is still busy with the abandoned call.
+                hopeless = self.spec.backend == "local" and isinstance(
+                    error, ModelTimeout
                 )
-                raise ModelTimeout(
-                    f"{self.label} did not answer {prompt_id!r} within "
-                    f"{self.settings.timeout_s:g} s"
-                ) from exc
-            except Exception as exc:
-                error = classify_backend_error(exc, self.label, self.endpoint)
-                await self._log(
-                    prompt_id,
-                    prompt_tokens,
-                    0,
-                    time.perf_counter() - start,
-                    "unavailable" if error.retryable else "error",
-                    error.user_message,
-                )
-                raise error from exc
-        seconds = time.perf_counter() - start
+                if attempt >= attempts or hopeless or not error.retryable:
+                    raise gave_up(
+                        error, attempt, time.perf_counter() - first_start
+                    ) from error
+                await asyncio.sleep(backoff(attempt))
         raw = str(reply.content)
         meta = getattr(reply, "usage_metadata", None) or {}
         usage = Usage(
@@ -281,7 +380,49 @@ class LLM:
             await self._cache_put(
                 prompt_id, messages, max_tokens, schema, raw, usage, key
             )
-        return raw, usage, seconds
+        return raw, usage, seconds, attempt
+
+    async def _attempt(
+        self,
+        prompt_id: str,
+        messages: list[BaseMessage],
+        kwargs: dict[str, Any],
+        prompt_tokens: int,
+        limit_s: float,
+    ) -> tuple[BaseMessage, float]:
+        """Make one attempt at a call; log and classify its failure."""
+        async with self._semaphore():
+            # The clock starts once the call may go out: waiting for a free slot
+            # behind this process's own calls is not the server's fault.
+            start = time.perf_counter()
+            self.calls_made += 1
+            try:
+                reply = await asyncio.wait_for(
+                    self.chat.ainvoke(messages, **kwargs), limit_s
+                )
+            except (TimeoutError, ModelTimeout) as exc:
+                await self._log(
+                    prompt_id, prompt_tokens, 0, time.perf_counter() - start, "timeout"
+                )
+                where = f" at {self.endpoint}" if self.endpoint else ""
+                raise ModelTimeout(
+                    f"{self.label}{where} did not answer {prompt_id!r} within "
+                    f"{seconds_text(limit_s)} s (if the server is only slow, lower "
+                    "VERISCRIBE_LLM__MIN_OUTPUT_TOKENS_PER_S or raise "
+                    "VERISCRIBE_LLM__TIMEOUT_S)"
+                ) from exc
+            except Exception as exc:
+                error = classify_backend_error(exc, self.label, self.endpoint)
+                await self._log(
+                    prompt_id,
+                    prompt_tokens,
+                    0,
+                    time.perf_counter() - start,
+                    "unavailable" if error.retryable else "error",
+                    error.user_message,
+                )
+                raise error from exc
+        return reply, time.perf_counter() - start
 
     async def _log(
         self,
@@ -303,10 +444,16 @@ class LLM:
             output_tokens=output_tokens,
             latency_s=latency,
             outcome=outcome,
-            detail=detail,
+            detail=None if detail is None else redact(detail),
             run_id=run_id,
             thread_id=thread_id,
         )
+
+
+class _OneWord(BaseModel):
+    """A one-word answer sampled under a schema that admits only the choices."""
+
+    answer: str
 
 
 def _parses(raw: str, schema: dict[str, Any]) -> bool:
@@ -318,10 +465,28 @@ def _parses(raw: str, schema: dict[str, Any]) -> bool:
     return True
 
 
+def seconds_text(seconds: float) -> str:
+    """Return a duration for a message: tenths below ten seconds, else whole seconds."""
+    return f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """Return the exception and what caused it (libraries wrap httpx errors)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
 def classify_backend_error(
     exc: Exception, label: str, endpoint: str
 ) -> VeriscribeError:
-    """Map a backend library's exception to a VeriscribeError saying if a retry helps."""
+    """Map a backend library's exception to a VeriscribeError saying if a retry helps.
+
+    The message never carries a secret: a server may echo the key it refused.
+    """
     if isinstance(exc, VeriscribeError):
         return exc
     where = f" at {endpoint}" if endpoint else ""
@@ -330,22 +495,54 @@ def classify_backend_error(
     if status is None:
         response = getattr(exc, "response", None)
         status = getattr(response, "status_code", None)
-    text = str(exc).splitlines()[0] if str(exc) else name
+    text = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else name)
+    if len(text) > 300:
+        text = text[:300] + "..."
     if isinstance(status, int):
         if status >= 500 or status == 429:
-            return BackendUnavailable(f"{label}{where} answered HTTP {status}: {text}")
+            return BackendUnavailable(
+                f"{label}{where} answered HTTP {status}: {text} (the server is "
+                "failing or overloaded: try again later, or with a lower --concurrency)"
+            )
         if status == 404:
             return VeriscribeError(
                 f"{label}{where} does not have this model (HTTP 404): {text}"
             )
+        if status in (401, 403):
+            return VeriscribeError(
+                f"{label}{where} refused the credentials (HTTP {status}): {text} "
+                "(check OPENAI_API_KEY and the server URL)"
+            )
         return VeriscribeError(
             f"{label}{where} refused the request (HTTP {status}): {text}"
         )
+    names = " ".join(type(e).__name__ for e in _causes(exc)).lower()
+    if "connecttimeout" in names:
+        return BackendUnavailable(
+            f"cannot reach {label}{where}: it did not accept a connection in time "
+            "(is the server running and the address right?)"
+        )
     connection_words = ("connect", "connection", "refused", "unreachable", "resolve")
     if isinstance(exc, ConnectionError | OSError) or any(
-        w in (name + text).lower() for w in connection_words
+        w in (names + " " + text).lower() for w in connection_words
     ):
-        return BackendUnavailable(f"cannot reach {label}{where}: {text}")
-    if "timeout" in (name + text).lower():
+        return BackendUnavailable(
+            f"cannot reach {label}{where}: {text} (is the server running?)"
+        )
+    if "timeout" in (names + " " + text).lower():
         return ModelTimeout(f"{label}{where} timed out: {text}")
     return VeriscribeError(f"{label}{where} failed: {name}: {text}")
+
+
+def gave_up(
+    error: BackendUnavailable, attempts: int, seconds: float
+) -> VeriscribeError:
+    """Return a call's final error: the last failure, and how long it was tried."""
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    message = redact(
+        f"{error.user_message}; gave up after {tries} in {seconds_text(seconds)} s"
+    )
+    kind = ModelTimeout if isinstance(error, ModelTimeout) else BackendUnavailable
+    # Not retryable any more: the attempts are spent, and a retry by the graph would
+    # multiply the time before the user hears of it.
+    return kind(message, retryable=False, attempts=attempts, seconds=seconds)

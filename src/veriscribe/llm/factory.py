@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from veriscribe.errors import ConfigError, ModelFileMissing
 from veriscribe.llm.budget import estimate_tokens
 from veriscribe.llm.bundled import BUNDLED_NAME, bundled_model_path
 from veriscribe.llm.client import LLM
 from veriscribe.llm.spec import ModelSpec, parse_spec
-from veriscribe.settings import Settings, default_data_dir
+from veriscribe.settings import LLMSettings, Settings, default_data_dir
 from veriscribe.store.db import Store
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
@@ -27,6 +31,18 @@ def ollama_host() -> str:
     return host.rstrip("/")
 
 
+def http_timeout(cfg: LLMSettings) -> httpx.Timeout:
+    """Return the HTTP timeouts of server backends.
+
+    Connecting has its own short limit, so a server that is down or unreachable is
+    reported in seconds; the read limit is only the cap, since the client's per-call
+    timeout (scaled to the call's budget) runs out first.
+    """
+    import httpx  # only server backends need it
+
+    return httpx.Timeout(cfg.timeout_s, connect=cfg.connect_timeout_s)
+
+
 def local_model_path(settings: Settings) -> Path:
     """Return the GGUF file the `local` backend loads."""
     if settings.local_model is not None:
@@ -37,6 +53,24 @@ def local_model_path(settings: Settings) -> Path:
             )
         return path
     return bundled_model_path(default_data_dir() / "models")
+
+
+def openai_schema_kwargs(form: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Return how an OpenAI-compatible request carries a JSON schema in ``form``."""
+
+    def kwargs(schema: dict[str, Any]) -> dict[str, Any]:
+        if form == "json_object_schema":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        if form == "json_schema":
+            return {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "reply", "schema": schema, "strict": False},
+                }
+            }
+        return {"response_format": {"type": "json_object"}}
+
+    return kwargs
 
 
 def make_llm(
@@ -69,6 +103,7 @@ def make_llm(
             store=store,
             endpoint=str(path),
             model_name=BUNDLED_NAME if settings.local_model is None else path.stem,
+            scores_choices=True,
         )
     if parsed.backend == "ollama":
         from langchain_ollama import ChatOllama
@@ -93,7 +128,7 @@ def make_llm(
                 num_ctx=cfg.context_tokens,
                 num_predict=cfg.max_output_tokens,
                 temperature=cfg.temperature,
-                client_kwargs={"timeout": cfg.timeout_s},
+                client_kwargs={"timeout": http_timeout(cfg)},
             ),
             settings=cfg,
             count_tokens=estimate_tokens,
@@ -120,16 +155,17 @@ def make_llm(
                 base_url=base_url,
                 api_key=api_key or "none",
                 temperature=cfg.temperature,
-                timeout=cfg.timeout_s,
+                timeout=http_timeout(cfg),
                 max_retries=0,
             ),
             settings=cfg,
             count_tokens=estimate_tokens,
-            json_kwargs=lambda s: {"response_format": {"type": "json_object"}},
+            json_kwargs=openai_schema_kwargs(cfg.openai_schema),
             limit_kwargs=lambda n: {"max_tokens": n},
             context_tokens=cfg.context_tokens,
             store=store,
             endpoint=base_url or "https://api.openai.com/v1",
+            constrains=cfg.openai_schema != "json_object",
         )
     from veriscribe.llm.sim import SimChatModel
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
+import math
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from veriscribe.errors import ModelFileMissing
+from veriscribe.errors import ConfigError, ModelFileMissing
 from veriscribe.llm.results import chat_result
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -98,6 +101,7 @@ class ChatLlamaCpp(BaseChatModel):
     seed: int = 0
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock | None = PrivateAttr(default=None)
+    _grammars: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -126,6 +130,78 @@ class ChatLlamaCpp(BaseChatModel):
             total += MESSAGE_OVERHEAD_TOKENS
         return total
 
+    def grammar(self, schema: dict[str, Any]) -> Any:
+        """Return the llama.cpp grammar for a JSON schema, or raise if none can be made.
+
+        llama-cpp-python falls back to unconstrained JSON, silently, when it cannot
+        convert a schema; building the grammar here makes that failure loud.
+        """
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        text = json.dumps(schema)
+        if text not in self._grammars:
+            try:
+                self._grammars[text] = LlamaGrammar.from_json_schema(
+                    text, verbose=False
+                )
+            except Exception as exc:  # the converter raises bare exceptions
+                raise ConfigError(
+                    f"cannot constrain decoding to this JSON schema: {exc}"
+                ) from exc
+        return self._grammars[text]
+
+    def _choice_probs(
+        self, messages: list[BaseMessage], choices: Sequence[str]
+    ) -> ChatResult:
+        """Read the probability of each one-word answer from the next-token logits."""
+        captured: list[Any] = []
+
+        def capture(input_ids: Any, scores: Any) -> Any:
+            if not captured:
+                captured.append(scores.copy())
+            return scores
+
+        from llama_cpp import LogitsProcessorList
+
+        with self._lock_held():
+            response = self._llama.create_chat_completion(
+                messages=to_chat_messages(messages),
+                temperature=0.0,
+                max_tokens=1,
+                logits_processor=LogitsProcessorList([capture]),
+                seed=self.seed,
+            )
+            first_tokens = {c: self._first_tokens(c) for c in choices}
+        logits = captured[0]
+        top = float(logits.max())
+        mass = {
+            c: sum(math.exp(float(logits[t]) - top) for t in tokens)
+            for c, tokens in first_tokens.items()
+        }
+        total = sum(mass.values()) or 1.0
+        probs = {c: m / total for c, m in mass.items()}
+        usage = response.get("usage") or {}
+        return chat_result(
+            json.dumps(probs),
+            usage.get("prompt_tokens", 0),
+            1,
+            {"finish_reason": "length"},
+        )
+
+    def _first_tokens(self, word: str) -> set[int]:
+        """Return the first token of each way the model may start a one-word answer."""
+        tokens = set()
+        for form in {word, word.lower(), word.capitalize(), word.upper()}:
+            for text in (form, " " + form):
+                ids = self._llama.tokenize(text.encode(), add_bos=False, special=False)
+                if ids:
+                    tokens.add(ids[0])
+        return tokens
+
+    def _lock_held(self) -> threading.Lock:
+        assert self._lock is not None
+        return self._lock
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -134,13 +210,20 @@ class ChatLlamaCpp(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.load()
-        assert self._lock is not None
-        with self._lock:
+        if kwargs.get("choice_probs"):
+            return self._choice_probs(messages, kwargs["choice_probs"])
+        response_format = kwargs.get("response_format")
+        grammar = None
+        if response_format and response_format.get("schema"):
+            grammar = self.grammar(response_format["schema"])
+            response_format = None
+        with self._lock_held():
             response = self._llama.create_chat_completion(
                 messages=to_chat_messages(messages),
                 temperature=kwargs.get("temperature", self.temperature),
                 max_tokens=kwargs.get("max_tokens", self.max_tokens),
-                response_format=kwargs.get("response_format"),
+                response_format=response_format,
+                grammar=grammar,
                 stop=stop,
                 seed=kwargs.get("seed", self.seed),
             )

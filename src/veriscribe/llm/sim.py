@@ -1,12 +1,17 @@
 """A simulated chat model for benchmarks and fault-injection tests.
 
-It answers any prompt after a fixed delay. Given a JSON schema (``response_schema`` call
-keyword) it returns a value that satisfies the schema, with strings made of the prompt's
-own words, so every structured prompt of both graphs gets well-formed output. A share
-``fail`` of calls fails the way real servers fail: a timeout, a 5xx error, invalid JSON or
-empty content. Faults are drawn from a seeded generator per (prompt, attempt), so a run is
-reproducible and a retried call can succeed. It never stands in for a real model in a claim
-that a capability works.
+It answers any prompt after a fixed delay. The prompts of both graphs get the replies a
+dutiful model would give (``sim_replies``): facet summaries, abstracts, section summaries,
+questions and cited answers made of the prompt's own sentences. Any other prompt with a
+JSON schema (``response_schema`` call keyword) gets a value that satisfies the schema,
+with strings made of the prompt's words. A reply depends only on the prompt and the seed,
+so a call that succeeds on a retry says what it would have said the first time.
+
+A share ``fail`` of calls fails the way real servers fail: a timeout, a 5xx error,
+invalid JSON or empty content. Faults are drawn from a seeded generator per (prompt,
+attempt in this process), so a run is reproducible, a retried call can succeed, and a
+process started afresh meets the same faults again. It never stands in for a real model
+in a claim that a capability works.
 """
 
 from __future__ import annotations
@@ -25,14 +30,18 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
 
 from veriscribe.errors import BackendUnavailable, ModelTimeout
 from veriscribe.llm.results import chat_result
+from veriscribe.llm.sim_replies import json_reply, text_reply
 
 FAULTS = ("timeout", "server_error", "invalid_json", "empty")
+# Chatter instead of the JSON asked for: nothing in it can be repaired into a value
+# (a cut-off object such as '{"summary": "unter' would be, and pass as a summary).
+INVALID_JSON = "Sure! Here is the summary you asked for, with my reasoning."
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
 # A quotable source in a prompt: a line "[doc_id:section_id]" followed by its text.
 _SOURCE = re.compile(r"^\[([^\]\s:]+):([^\]\s]+)\]\s*\n(.+)$", re.MULTILINE)
@@ -40,6 +49,11 @@ _SOURCE = re.compile(r"^\[([^\]\s:]+):([^\]\s]+)\]\s*\n(.+)$", re.MULTILINE)
 
 def _prompt_text(messages: list[BaseMessage]) -> str:
     return "\n".join(str(m.content) for m in messages)
+
+
+def _first(messages: list[BaseMessage], kind: type[BaseMessage]) -> str:
+    """Return the first message of a kind: the prompt itself, also in a repair call."""
+    return next((str(m.content) for m in messages if isinstance(m, kind)), "")
 
 
 class SimChatModel(BaseChatModel):
@@ -55,25 +69,37 @@ class SimChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "sim"
 
-    def _draw(self, prompt: str) -> random.Random:
-        key = hashlib.sha256(prompt.encode()).hexdigest()
+    def _fault(self, key: str) -> str:
+        """Draw this attempt's fault ("" for none) from the prompt and attempt number."""
         with self._lock:
             attempt = self._attempts.get(key, 0)
             self._attempts[key] = attempt + 1
-        return random.Random(f"{self.seed}:{key}:{attempt}")
+        rng = random.Random(f"{self.seed}:{key}:{attempt}")
+        return rng.choice(FAULTS) if rng.random() < self.fail else ""
 
     def _respond(self, messages: list[BaseMessage], **kwargs: Any) -> tuple[str, str]:
         prompt = _prompt_text(messages)
-        rng = self._draw(prompt)
-        fault = rng.choice(FAULTS) if rng.random() < self.fail else ""
+        key = hashlib.sha256(prompt.encode()).hexdigest()
+        fault = self._fault(key)
         schema = kwargs.get("response_schema")
         if fault == "invalid_json":
-            return '{"summary": "unterminated', fault
+            return INVALID_JSON, fault
         if fault == "empty":
             return "", fault
+        user = _first(messages, HumanMessage)
+        system = _first(messages, SystemMessage)
+        # Seeded by the prompt alone, not by a repair turn: a repaired reply says
+        # what the first reply would have said.
+        asked = hashlib.sha256(f"{system}\n{user}".encode()).hexdigest()
+        rng = random.Random(f"{self.seed}:{asked}")
         if schema is None:
-            return " ".join(_WORD.findall(prompt)[-40:]) or "ok", fault
-        value = SchemaFaker(prompt, rng, schema).make(schema)
+            text = text_reply(user, rng)
+            if text is None:
+                text = " ".join(_WORD.findall(prompt)[-40:]) or "ok"
+            return text, fault
+        value = json_reply(user, system, schema, rng)
+        if value is None:
+            value = SchemaFaker(prompt, rng, schema).make(schema)
         return json.dumps(value), fault
 
     def _result(self, content: str, messages: list[BaseMessage]) -> ChatResult:
@@ -95,8 +121,8 @@ class SimChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        content, fault = self._respond(messages, **kwargs)
         time.sleep(self.latency)
+        content, fault = self._respond(messages, **kwargs)
         self._raise_for(fault)
         return self._result(content, messages)
 
@@ -107,8 +133,10 @@ class SimChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        content, fault = self._respond(messages, **kwargs)
+        # The attempt counts once the reply is due: a call cancelled while waiting
+        # (a sibling branch failed) uses up none, whatever the timing.
         await asyncio.sleep(self.latency)
+        content, fault = self._respond(messages, **kwargs)
         self._raise_for(fault)
         return self._result(content, messages)
 

@@ -3,7 +3,7 @@
 A factuality figure that needs no model besides the one that writes the abstracts:
 every abstract sentence (of 15 characters or more) is a claim; the article sentences
 that BM25 ranks highest for it are its quotes, verbatim by construction; and the cited
-QA graph's support judge (majority of sampled verdicts) decides whether those quotes
+QA graph's support judge (lexical lane, then a scored yes/no question) decides whether those quotes
 support the claim. ``claim_support`` is the share of sentences fully supported,
 ``claim_support_lenient`` the share at least partially supported. A sentence for which
 BM25 finds no article sentence sharing a term is not supported, without a model call.
@@ -15,15 +15,13 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, cast
-
-from langgraph.runtime import Runtime
+from typing import Any
 
 from veriscribe.checks.markers import split_sentences
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
-from veriscribe.nodes.qa.judge import judge
-from veriscribe.nodes.qa.state import JudgeTask, QADeps, QAOptions
+from veriscribe.nodes.qa.judge import decide
+from veriscribe.nodes.qa.state import QAOptions
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
@@ -85,13 +83,10 @@ class SupportChecker:
         evidence: int = EVIDENCE,
         on_sentence: Callable[[], None] | None = None,
     ) -> None:
-        options = QAOptions(
+        self._options = QAOptions(
             samples=samples, max_samples=max(samples, 9 if samples > 1 else 1)
         )
-        self._runtime = cast(
-            Runtime[QADeps],
-            Runtime(context=QADeps(store=store, llm=llm, options=options)),
-        )
+        self._llm = llm
         self._evidence = evidence
         self._samples = samples
         self._label = llm.label
@@ -106,7 +101,8 @@ class SupportChecker:
             "model": self._label,
             "samples": self._samples,
             "evidence_sentences": self._evidence,
-            "judge": "the cited QA support judge, quotes = BM25-ranked article sentences",
+            "judge": "the cited QA support judge (lexical lane, then a scored yes/no "
+            "question), source = BM25-ranked article sentences",
             "calibration": self.calibration,
         }
 
@@ -114,8 +110,9 @@ class SupportChecker:
         """Judge article sentences against their own articles: a check of the judge.
 
         Each sentence is among its own quotes, so a usable judge calls it fully
-        supported. The share it does is the ceiling of ``claim_support`` for this judge;
-        far below 1 the figure says more about the judge than about the abstracts.
+        supported; the lexical lane is bypassed here, so the check is of the model.
+        The share it does is the ceiling of ``claim_support`` for this judge; far
+        below 1 the figure says more about the judge than about the abstracts.
         """
         sentences = []
         for body in list(self._articles)[:count]:
@@ -124,7 +121,7 @@ class SupportChecker:
                 sentences.append((found[len(found) // 2], body))
         sentences = sentences[:count]
         verdicts = [
-            (await self.check(sentence, body)).verdicts[0]
+            (await self.check(sentence, body, lexical=False)).verdicts[0]
             for sentence, body in sentences
         ]
         supported = sum(v == "fully_supported" for v in verdicts)
@@ -162,23 +159,28 @@ class SupportChecker:
             self._articles[body] = (article, index)
         return self._articles[body]
 
-    async def check(self, abstract: str, body: str) -> ArticleSupport:
-        """Judge every sentence of ``abstract`` against the article ``body``."""
+    async def check(
+        self, abstract: str, body: str, *, lexical: bool = True
+    ) -> ArticleSupport:
+        """Judge every sentence of ``abstract`` against the article ``body``.
+
+        ``lexical=False`` sends every sentence to the model, sentences that restate
+        the article word for word included (how the judge is checked).
+        """
         claims = [s.text for s in split_sentences(abstract)]
         article, index = self._article(body)
         verdicts: list[str | None] = []
         if index is None:
             return ArticleSupport(claims, ["not_supported"] * len(claims))
-        for number, claim in enumerate(claims):
+        for claim in claims:
             quotes = self.evidence_for(index, article, claim)
             if not quotes:
                 verdicts.append("not_supported")
             else:
-                task = JudgeTask(
-                    question="", sentence=number, claim=claim, quotes=quotes
+                found = await decide(
+                    self._llm, self._options, "", claim, quotes, lexical=lexical
                 )
-                update: dict[str, Any] = await judge(task, self._runtime)
-                verdicts.append(update["judgements"][0]["verdict"])
+                verdicts.append(found["verdict"])
             if self._on_sentence is not None:
                 self._on_sentence()
         return ArticleSupport(claims, verdicts)

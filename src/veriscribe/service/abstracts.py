@@ -58,9 +58,9 @@ def compiled_graph(
     return build_abstract_graph(max_attempts).compile(checkpointer=saver)
 
 
-def read_single_article(path: Path) -> Article:
+def read_single_article(path: Path, max_bytes: int | None = None) -> Article:
     """Read the one article a file holds, or raise InputError."""
-    items = list(read_articles(path))
+    items = list(read_articles(path, max_bytes=max_bytes))
     failures = [i for i in items if isinstance(i, ReadFailure)]
     articles = [i for i in items if isinstance(i, Article)]
     if len(articles) + len(failures) > 1:
@@ -181,7 +181,7 @@ async def generate_abstract(
     on_event: OnEvent | None = None,
 ) -> dict[str, Any]:
     """Write an abstract for the article in ``path``."""
-    article = read_single_article(path)
+    article = read_single_article(path, settings.max_input_bytes)
     async with open_store(settings) as store:
         llm = make_llm(model or settings.model, settings, store)
         return await run_abstract(store, llm, article, options, on_event=on_event)

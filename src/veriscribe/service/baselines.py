@@ -137,7 +137,9 @@ def error_line(
     return {**line, "baseline": baseline}
 
 
-def read_inputs(inputs: Sequence[str]) -> list[Article | ReadFailure]:
+def read_inputs(
+    inputs: Sequence[str], max_bytes: int | None = None
+) -> list[Article | ReadFailure]:
     """Read every article of the inputs; an unreadable file becomes a failure.
 
     Raises:
@@ -147,7 +149,7 @@ def read_inputs(inputs: Sequence[str]) -> list[Article | ReadFailure]:
     items: list[Article | ReadFailure] = []
     for path in paths:
         try:
-            items.extend(read_articles(path))
+            items.extend(read_articles(path, max_bytes=max_bytes))
         except InputError as exc:
             items.append(ReadFailure(path.stem, str(path), exc.user_message))
     return items
@@ -355,7 +357,8 @@ def fit_to_budget(
 async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
     """Write one article's abstract with a single prompt; return its result line.
 
-    Transient backend faults are retried (``llm.settings.retries`` times).
+    Transient backend faults are retried by the client (``llm.settings.retries``
+    times).
 
     Raises:
         VeriscribeError: The call failed for good, the reply did not parse, or the
@@ -365,17 +368,9 @@ async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
     prompt = load_prompt("abstract", "naive")
     text, truncation = fit_to_budget(llm, prompt, article)
     messages = _render(prompt, text, truncation["truncated"])
-    attempt = 0
-    while True:
-        try:
-            completion = await llm.json(
-                prompt.id, messages, AbstractLean, max_tokens=ABSTRACT_TOKENS
-            )
-            break
-        except VeriscribeError as exc:
-            attempt += 1
-            if not exc.retryable or attempt > llm.settings.retries:
-                raise
+    completion = await llm.json(
+        prompt.id, messages, AbstractLean, max_tokens=ABSTRACT_TOKENS
+    )
     abstract = complete_sentences(completion.value.abstract)
     if not abstract:
         raise StructuredOutputError("the model returned an empty abstract")
@@ -397,7 +392,7 @@ async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
         fallbacks=fallbacks,
         prompt_ids=[prompt.id],
         truncation=truncation,
-        attempts=attempt + 1,
+        attempts=completion.attempts,
     )
 
 
@@ -422,7 +417,7 @@ async def run_naive(
         llm_settings = settings.llm.model_copy(update={"concurrency": concurrency})
         settings = settings.model_copy(update={"llm": llm_settings})
     started = time.perf_counter()
-    items = await asyncio.to_thread(read_inputs, inputs)
+    items = await asyncio.to_thread(read_inputs, inputs, settings.max_input_bytes)
     prompt = "naive"
     async with open_store(settings) as store:
         llm = make_llm(model or settings.model, settings, store)

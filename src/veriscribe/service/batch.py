@@ -50,6 +50,7 @@ from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.spec import parse_spec
+from veriscribe.redaction import redact
 from veriscribe.service.abstracts import (
     checkpointer,
     compiled_graph,
@@ -285,8 +286,10 @@ class BatchRunner:
         run_id: str,
         config: RunConfig,
         on_progress: OnProgress | None = None,
+        max_input_bytes: int | None = None,
     ) -> None:
         self.store = store
+        self.max_input_bytes = max_input_bytes
         self.runs = runs
         self.llm = llm
         self.run_id = run_id
@@ -369,7 +372,7 @@ class BatchRunner:
                 continue
             for path in paths:
                 try:
-                    for item in read_articles(path):
+                    for item in read_articles(path, max_bytes=self.max_input_bytes):
                         if isinstance(item, ReadFailure):
                             failed(item.source, item.id, item.reason)
                         elif not item.paragraphs:
@@ -456,12 +459,10 @@ class BatchRunner:
         if claim.doc_key is None:
             return {}
         tid = thread_id(claim.doc_key, self.options, self.llm)
-        rows = list(
-            await self.store.conn.execute_fetchall(
-                "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
-                "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
-                (self.run_id, tid),
-            )
+        rows = await self.store.fetchall(
+            "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
+            "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
+            (self.run_id, tid),
         )
         if not rows:
             return {}
@@ -495,7 +496,7 @@ class BatchRunner:
             reason = exc.user_message
         except Exception as exc:  # one broken article must not stop the batch
             log.exception("article %s failed", claim.source)
-            reason = f"internal error: {type(exc).__name__}: {exc}"
+            reason = redact(f"internal error: {type(exc).__name__}: {exc}")
         seconds = time.perf_counter() - started
         if result is not None:
             line = dict(result)
@@ -739,7 +740,15 @@ async def run_batch(
         )
         await runs.ensure_run(rid, KIND, config.as_dict())
         llm = make_llm(spec, batch_settings(settings, limit), store)
-        runner = BatchRunner(store, runs, llm, rid, config, on_progress)
+        runner = BatchRunner(
+            store,
+            runs,
+            llm,
+            rid,
+            config,
+            on_progress,
+            max_input_bytes=settings.max_input_bytes,
+        )
         if not handle_signals:
             return await runner.run()
         with _stop_on_signals(runner):

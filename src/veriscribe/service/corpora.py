@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -70,15 +71,22 @@ class IngestReport:
         }
 
 
+# Exactly the rule the error message states.
+_CORPUS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
 def _check_name(name: str) -> None:
-    if not name.strip() or any(ch in name for ch in ":/\\") or name != name.strip():
+    if not _CORPUS_NAME.fullmatch(name):
         raise InputError(
-            f"invalid corpus name {name!r}: use letters, digits, '-', '_' or '.'"
+            f"invalid corpus name {name!r}: use 1 to 64 ASCII letters, digits, '-', "
+            "'_' or '.', starting with a letter or digit"
         )
 
 
 def read_documents(
-    paths: Sequence[Path], skipped: list[dict[str, str]]
+    paths: Sequence[Path],
+    skipped: list[dict[str, str]],
+    max_bytes: int | None = None,
 ) -> list[GuidelineDoc]:
     """Read guideline documents from files and directories, doc ids made unique."""
     docs: list[GuidelineDoc] = []
@@ -88,7 +96,7 @@ def read_documents(
         skipped.append({"path": str(path), "reason": error.user_message})
 
     for path in paths:
-        for doc in read_guideline_path(path, on_error=skip):
+        for doc in read_guideline_path(path, on_error=skip, max_bytes=max_bytes):
             wanted, suffix = doc.doc_id, 2
             while doc.doc_id in seen:
                 doc.doc_id = f"{wanted}-{suffix}"
@@ -122,7 +130,7 @@ async def add_corpus(
             on_progress(IngestProgress(stage, done, total, detail))
 
     progress("read", 0, len(paths))
-    docs = read_documents(paths, report.skipped)
+    docs = read_documents(paths, report.skipped, settings.max_input_bytes)
     progress("read", len(paths), len(paths))
     async with open_store(settings) as store:
         await db.ensure_corpus(store, name)

@@ -23,7 +23,14 @@ from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.llm.client import LLM, call_scope
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.answer import is_not_found
-from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Turn, turn_input
+from veriscribe.nodes.qa.state import (
+    JudgeMethod,
+    QADeps,
+    QAOptions,
+    QAState,
+    Turn,
+    turn_input,
+)
 from veriscribe.prompts import load_prompt
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
@@ -38,7 +45,16 @@ OnStage = Callable[[str, dict[str, Any]], None]
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 
-QA_PROMPTS = ("retrieve", "answer", "claims", "judge", "recover")
+QA_PROMPTS = (
+    "retrieve",
+    "answer",
+    "answer_quote",
+    "answer_id",
+    "claims",
+    "judge",
+    "judge_yesno",
+    "recover",
+)
 
 
 def prompts_version() -> str:
@@ -121,6 +137,9 @@ def _decorate(
         "judge": options.judge,
         "all_claims": options.all_claims,
         "samples": options.samples,
+        "citations": options.citations,
+        "cite_by": options.cite_by,
+        "judge_method": options.judge_method,
     }
     return result
 
@@ -178,6 +197,7 @@ async def verify_answer(
     k: int = 1,
     judge: bool = True,
     all_claims: bool = False,
+    judge_method: JudgeMethod = "scored",
     read_set: Sequence[str] | None = None,
     model: str | None = None,
     settings: Settings | None = None,
@@ -197,6 +217,7 @@ async def verify_answer(
             checks run (claim units, coverage, verbatim tiers).
         all_claims: Treat every sentence as a claim instead of asking the model.
             With ``judge=False`` too, no model is needed at all.
+        judge_method: ``scored`` or ``sampled`` (see the judge node).
         read_set: The section keys (``doc:section``) the answer was written from,
             searched by recovery; default: the sections the answer cites.
         model: Model SPEC (default: the configured one).
@@ -208,7 +229,9 @@ async def verify_answer(
         raise InputError("the answer to verify is empty")
     if k < 0:
         raise InputError("the attribution window k must be 0 or more")
-    options = QAOptions(window=k, judge=judge, all_claims=all_claims)
+    options = QAOptions(
+        window=k, judge=judge, all_claims=all_claims, judge_method=judge_method
+    )
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
         needs_model = judge or not all_claims

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscribe.documents.guidelines import GuidelineDoc
-from veriscribe.store.db import Store
+from veriscribe.store.db import Store, Tx
 
 OWN_SUMMARY_CHARS = 300
 """A section at most this long is its own summary; no model call is spent on it."""
@@ -186,16 +186,16 @@ def _row(values: Sequence[Any], *, with_text: bool = False) -> SectionRow:
 
 async def corpus_exists(store: Store, name: str) -> bool:
     """Tell whether a corpus of this name exists."""
-    async with store.conn.execute(
-        "SELECT 1 FROM corpora WHERE name = ?", (name,)
-    ) as cur:
-        return await cur.fetchone() is not None
+    return (
+        await store.fetchone("SELECT 1 FROM corpora WHERE name = ?", (name,))
+        is not None
+    )
 
 
 async def ensure_corpus(store: Store, name: str) -> None:
     """Create the corpus if it does not exist yet."""
     now = time.time()
-    await store.conn.execute(
+    await store.execute(
         "INSERT OR IGNORE INTO corpora (name, created, updated) VALUES (?, ?, ?)",
         (name, now, now),
     )
@@ -210,8 +210,7 @@ async def list_corpora(store: Store) -> list[CorpusInfo]:
         FROM corpora c LEFT JOIN corpus_sections s ON s.corpus = c.name
         GROUP BY c.name ORDER BY c.name
     """
-    async with store.conn.execute(sql) as cur:
-        rows = await cur.fetchall()
+    rows = await store.fetchall(sql)
     return [
         CorpusInfo(
             name=row[0],
@@ -228,11 +227,10 @@ async def list_corpora(store: Store) -> list[CorpusInfo]:
 
 async def document_hash(store: Store, corpus: str, doc_id: str) -> str | None:
     """Return the stored content hash of a document, or None if it is not stored."""
-    async with store.conn.execute(
+    row = await store.fetchone(
         "SELECT content_hash FROM corpus_documents WHERE corpus = ? AND doc_id = ?",
         (corpus, doc_id),
-    ) as cur:
-        row = await cur.fetchone()
+    )
     return str(row[0]) if row else None
 
 
@@ -252,86 +250,88 @@ async def store_document(
     content_hash = doc.content_hash
     if await document_hash(store, corpus, doc.doc_id) == content_hash:
         return StoredDocument(doc.doc_id, changed=False, sections=len(doc.sections))
-    conn = store.conn
-    await conn.execute("BEGIN IMMEDIATE")
-    try:
-        async with conn.execute(
-            "SELECT text, summary, summary_source, summary_prompt FROM corpus_sections "
-            "WHERE corpus = ? AND doc_id = ? AND summary IS NOT NULL",
-            (corpus, doc.doc_id),
-        ) as cur:
-            previous = {row[0]: (row[1], row[2], row[3]) async for row in cur}
-        await conn.execute(
-            "DELETE FROM corpus_documents WHERE corpus = ? AND doc_id = ?",
-            (corpus, doc.doc_id),
-        )
-        now = time.time()
-        await conn.execute(
-            "INSERT INTO corpus_documents VALUES (?, ?, ?, ?, ?, ?)",
-            (corpus, doc.doc_id, doc.title, doc.source, content_hash, now),
-        )
-        reused = 0
-        rows = []
-        for position, section in enumerate(doc.sections):
-            summary: str | None = None
-            source: str | None = None
-            prompt: str | None = None
-            if section.text in previous:
-                summary, source, prompt = previous[section.text]
-                reused += 1
-            elif len(section.text) <= own_summary_chars:
-                summary = " ".join(section.text.split()) or section.title
-                source = "text"
-            rows.append(
-                (
-                    corpus,
-                    doc.doc_id,
-                    section.section_id,
-                    position,
-                    section.number,
-                    section.title,
-                    section.parent,
-                    json.dumps(section.children),
-                    section.level,
-                    len(section.text),
-                    section.text,
-                    summary,
-                    source,
-                    prompt,
-                )
-            )
-        await conn.executemany(
-            "INSERT INTO corpus_sections VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        await conn.execute(
-            "UPDATE corpora SET updated = ? WHERE name = ?", (now, corpus)
-        )
-        await conn.execute("COMMIT")
-    except BaseException:
-        await conn.execute("ROLLBACK")
-        raise
+    reused = await store.transaction(
+        lambda tx: _replace_document(tx, corpus, doc, content_hash, own_summary_chars)
+    )
     return StoredDocument(
         doc.doc_id, changed=True, sections=len(doc.sections), reused_summaries=reused
     )
 
 
+def _replace_document(
+    tx: Tx, corpus: str, doc: GuidelineDoc, content_hash: str, own_summary_chars: int
+) -> int:
+    """Replace a document's rows inside a transaction; return the summaries kept."""
+    previous = {
+        row[0]: (row[1], row[2], row[3])
+        for row in tx.fetchall(
+            "SELECT text, summary, summary_source, summary_prompt FROM corpus_sections "
+            "WHERE corpus = ? AND doc_id = ? AND summary IS NOT NULL",
+            (corpus, doc.doc_id),
+        )
+    }
+    tx.execute(
+        "DELETE FROM corpus_documents WHERE corpus = ? AND doc_id = ?",
+        (corpus, doc.doc_id),
+    )
+    now = time.time()
+    tx.execute(
+        "INSERT INTO corpus_documents VALUES (?, ?, ?, ?, ?, ?)",
+        (corpus, doc.doc_id, doc.title, doc.source, content_hash, now),
+    )
+    reused = 0
+    rows = []
+    for position, section in enumerate(doc.sections):
+        summary: str | None = None
+        source: str | None = None
+        prompt: str | None = None
+        if section.text in previous:
+            summary, source, prompt = previous[section.text]
+            reused += 1
+        elif len(section.text) <= own_summary_chars:
+            summary = " ".join(section.text.split()) or section.title
+            source = "text"
+        rows.append(
+            (
+                corpus,
+                doc.doc_id,
+                section.section_id,
+                position,
+                section.number,
+                section.title,
+                section.parent,
+                json.dumps(section.children),
+                section.level,
+                len(section.text),
+                section.text,
+                summary,
+                source,
+                prompt,
+            )
+        )
+    tx.executemany(
+        "INSERT INTO corpus_sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    tx.execute("UPDATE corpora SET updated = ? WHERE name = ?", (now, corpus))
+    return reused
+
+
 async def pending_sections(store: Store, corpus: str) -> list[SectionRow]:
     """Return the sections still without a summary, with their text, in order."""
-    async with store.conn.execute(
+    rows = await store.fetchall(
         f"SELECT {_SECTION_COLUMNS}, text FROM corpus_sections "
         "WHERE corpus = ? AND summary IS NULL ORDER BY doc_id, position",
         (corpus,),
-    ) as cur:
-        return [_row(row, with_text=True) async for row in cur]
+    )
+    return [_row(row, with_text=True) for row in rows]
 
 
 async def set_summaries(
     store: Store, corpus: str, updates: Iterable[SummaryUpdate]
 ) -> None:
     """Store section summaries."""
-    await store.conn.executemany(
+    await store.executemany(
         "UPDATE corpus_sections SET summary = ?, summary_source = ?, summary_prompt = ? "
         "WHERE corpus = ? AND doc_id = ? AND section_id = ?",
         [
@@ -343,14 +343,14 @@ async def set_summaries(
 
 async def documents(store: Store, corpus: str) -> list[DocumentRow]:
     """Return the documents of a corpus, by id."""
-    async with store.conn.execute(
+    rows = await store.fetchall(
         "SELECT d.doc_id, d.title, d.source, d.content_hash, d.added, "
         "(SELECT COUNT(*) FROM corpus_sections s "
         " WHERE s.corpus = d.corpus AND s.doc_id = d.doc_id) "
         "FROM corpus_documents d WHERE d.corpus = ? ORDER BY d.doc_id",
         (corpus,),
-    ) as cur:
-        return [DocumentRow(*row) async for row in cur]
+    )
+    return [DocumentRow(*row) for row in rows]
 
 
 async def sections(
@@ -358,12 +358,12 @@ async def sections(
 ) -> list[SectionRow]:
     """Return every section of a corpus in reading order."""
     text = ", text" if with_text else ""
-    async with store.conn.execute(
+    rows = await store.fetchall(
         f"SELECT {_SECTION_COLUMNS}{text} FROM corpus_sections "
         "WHERE corpus = ? ORDER BY doc_id, position",
         (corpus,),
-    ) as cur:
-        return [_row(row, with_text=with_text) async for row in cur]
+    )
+    return [_row(row, with_text=with_text) for row in rows]
 
 
 async def get_sections(
@@ -373,12 +373,11 @@ async def get_sections(
     wanted = [split_key(key) for key in dict.fromkeys(keys)]
     found: dict[str, SectionRow] = {}
     for doc_id, section_id in wanted:
-        async with store.conn.execute(
+        row = await store.fetchone(
             f"SELECT {_SECTION_COLUMNS}, text FROM corpus_sections "
             "WHERE corpus = ? AND doc_id = ? AND section_id = ?",
             (corpus, doc_id, section_id),
-        ) as cur:
-            row = await cur.fetchone()
+        )
         if row is not None:
             section = _row(row, with_text=True)
             found[section.key] = section
@@ -387,12 +386,11 @@ async def get_sections(
 
 async def corpus_version(store: Store, corpus: str) -> str:
     """Return a string that changes whenever the corpus's documents change."""
-    async with store.conn.execute(
+    row = await store.fetchone(
         "SELECT COUNT(*), COALESCE(GROUP_CONCAT(content_hash, ','), '') FROM "
         "(SELECT content_hash FROM corpus_documents WHERE corpus = ? ORDER BY doc_id)",
         (corpus,),
-    ) as cur:
-        row = await cur.fetchone()
+    )
     assert row is not None
     digest = hashlib.sha256(str(row[1]).encode()).hexdigest()[:16]
     return f"{row[0]}:{digest}"

@@ -314,12 +314,6 @@ class SqliteRunStore:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.conn = store.conn
-
-    async def _rows(self, sql: str, args: Any = ()) -> list[Any]:
-        # One round trip per statement: no read snapshot stays open between awaits
-        # (see veriscribe.store.db on "database is locked").
-        return list(await self.conn.execute_fetchall(sql, args))
 
     async def ensure_run(
         self, run_id: str, kind: str, config: dict[str, Any]
@@ -327,7 +321,7 @@ class SqliteRunStore:
         """Create the run if it is new, else store the new config; return it."""
         now = time.time()
         blob = json.dumps(config, sort_keys=True)
-        await self.conn.execute(
+        await self.store.execute(
             "INSERT INTO runs VALUES (?, ?, ?, ?, 'pending', ?) "
             "ON CONFLICT (run_id) DO UPDATE SET config = excluded.config, "
             "updated = excluded.updated",
@@ -339,7 +333,7 @@ class SqliteRunStore:
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """Return a run, or None."""
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             "SELECT run_id, kind, created, updated, status, config FROM runs "
             "WHERE run_id = ?",
             (run_id,),
@@ -348,7 +342,7 @@ class SqliteRunStore:
 
     async def list_runs(self) -> list[RunRecord]:
         """Return every run, newest first."""
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             "SELECT run_id, kind, created, updated, status, config FROM runs "
             "ORDER BY created DESC, run_id"
         )
@@ -356,7 +350,7 @@ class SqliteRunStore:
 
     async def set_status(self, run_id: str, status: str) -> None:
         """Record the run's last known status."""
-        await self.conn.execute(
+        await self.store.execute(
             "UPDATE runs SET status = ?, updated = ? WHERE run_id = ?",
             (status, time.time(), run_id),
         )
@@ -382,19 +376,11 @@ class SqliteRunStore:
             )
             for i in items
         ]
-        # Registration runs before this connection's workers start, so the explicit
-        # transaction cannot swallow another coroutine's statements.
-        await self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            await self.conn.executemany(_PUT_ITEM, rows)
-            await self.conn.execute("COMMIT")
-        except BaseException:
-            await self.conn.execute("ROLLBACK")
-            raise
+        await self.store.transaction(lambda tx: tx.executemany(_PUT_ITEM, rows))
 
     async def reclaim(self, run_id: str, lease_s: float) -> int:
         """Return claims of dead workers (or older than the lease) to pending."""
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             "SELECT DISTINCT claimed_by FROM run_items "
             "WHERE run_id = ? AND status = 'running' AND claimed_by IS NOT NULL",
             (run_id,),
@@ -403,14 +389,13 @@ class SqliteRunStore:
         dead = [w for w in workers if worker_alive(w) is False]
         cutoff = time.time() - lease_s
         marks = ", ".join("?" for _ in dead) or "NULL"
-        cur = await self.conn.execute(
+        reclaimed = await self.store.execute(
             "UPDATE run_items SET status = 'pending', claimed_by = NULL, "
             "claimed_at = NULL WHERE run_id = ? AND status = 'running' AND "
             f"(claimed_at < ? OR claimed_by IN ({marks}))",
             (run_id, cutoff, *dead),
         )
-        reclaimed = cur.rowcount
-        await self.conn.execute(
+        await self.store.execute(
             "UPDATE run_sessions SET ended = heartbeat, outcome = 'lost' "
             "WHERE run_id = ? AND ended IS NULL AND "
             f"(heartbeat < ? OR worker IN ({marks}))",
@@ -422,7 +407,7 @@ class SqliteRunStore:
         """Atomically move up to ``limit`` pending items to ``running`` for a worker."""
         if limit <= 0:
             return []
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             _CLAIM,
             {"worker": worker, "now": time.time(), "run_id": run_id, "limit": limit},
         )
@@ -433,12 +418,12 @@ class SqliteRunStore:
     async def heartbeat(self, run_id: str, worker: str) -> None:
         """Keep a worker's claims and session alive."""
         now = time.time()
-        await self.conn.execute(
+        await self.store.execute(
             "UPDATE run_items SET claimed_at = ? "
             "WHERE run_id = ? AND claimed_by = ? AND status = 'running'",
             (now, run_id, worker),
         )
-        await self.conn.execute(
+        await self.store.execute(
             "UPDATE run_sessions SET heartbeat = ? WHERE run_id = ? AND worker = ?",
             (now, run_id, worker),
         )
@@ -448,7 +433,7 @@ class SqliteRunStore:
     ) -> bool:
         """Record an item's outcome; False when the worker no longer held the claim."""
         usage = outcome.usage
-        cur = await self.conn.execute(
+        changed = await self.store.execute(
             "UPDATE run_items SET status = ?, reason = ?, seconds = ?, calls = ?, "
             "prompt_tokens = ?, output_tokens = ?, cached_calls = ?, result = ?, "
             "finished_at = ?, claimed_by = NULL "
@@ -469,21 +454,21 @@ class SqliteRunStore:
                 worker,
             ),
         )
-        return cur.rowcount == 1
+        return changed == 1
 
     async def release(self, run_id: str, worker: str) -> int:
         """Return a worker's unfinished claims to pending; return how many."""
-        cur = await self.conn.execute(
+        released = await self.store.execute(
             "UPDATE run_items SET status = 'pending', claimed_by = NULL, "
             "claimed_at = NULL WHERE run_id = ? AND claimed_by = ? "
             "AND status = 'running'",
             (run_id, worker),
         )
-        return max(cur.rowcount, 0)
+        return max(released, 0)
 
     async def counts(self, run_id: str) -> Counts:
         """Return the item counts and usage totals of a run."""
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             "SELECT status, COUNT(*), SUM(calls), SUM(prompt_tokens), "
             "SUM(output_tokens), SUM(cached_calls), SUM(seconds), "
             "MIN(finished_at), MAX(finished_at) "
@@ -522,12 +507,12 @@ class SqliteRunStore:
         if status is not None:
             sql += " AND status = ?"
             args += (status,)
-        rows = await self._rows(sql + " ORDER BY seq, item_id", args)
+        rows = await self.store.fetchall(sql + " ORDER BY seq, item_id", args)
         return [ItemRecord(*row) for row in rows]
 
     async def final_ids(self, run_id: str) -> set[str]:
         """Return the ids of the items that are done or failed."""
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             "SELECT item_id FROM run_items WHERE run_id = ? "
             "AND status IN ('done', 'failed') AND result IS NOT NULL",
             (run_id,),
@@ -541,7 +526,7 @@ class SqliteRunStore:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" for _ in chunk)
-            rows = await self._rows(
+            rows = await self.store.fetchall(
                 "SELECT item_id, result FROM run_items WHERE run_id = ? "
                 f"AND item_id IN ({marks}) AND result IS NOT NULL "
                 "AND status IN ('done', 'failed') ORDER BY finished_at, seq",
@@ -553,7 +538,7 @@ class SqliteRunStore:
     async def start_session(self, run_id: str, worker: str) -> None:
         """Record that a worker started on a run."""
         now = time.time()
-        await self.conn.execute(
+        await self.store.execute(
             "INSERT INTO run_sessions VALUES (?, ?, ?, ?, NULL, NULL)",
             (run_id, worker, now, now),
         )
@@ -561,7 +546,7 @@ class SqliteRunStore:
     async def end_session(self, run_id: str, worker: str, outcome: str) -> None:
         """Record that a worker stopped, and why."""
         now = time.time()
-        await self.conn.execute(
+        await self.store.execute(
             "UPDATE run_sessions SET ended = ?, heartbeat = ?, outcome = ? "
             "WHERE run_id = ? AND worker = ?",
             (now, now, outcome, run_id, worker),
@@ -569,7 +554,7 @@ class SqliteRunStore:
 
     async def sessions(self, run_id: str) -> list[Session]:
         """Return the run's worker sessions, oldest first."""
-        rows = await self._rows(
+        rows = await self.store.fetchall(
             "SELECT worker, started, heartbeat, ended, outcome FROM run_sessions "
             "WHERE run_id = ? ORDER BY started",
             (run_id,),

@@ -12,16 +12,35 @@ from pydantic import BaseModel, Field
 
 from veriscribe.checks.markers import format_marker, parse_markers, strip_markers
 from veriscribe.errors import StructuredOutputError
+from veriscribe.llm.client import LLM
+from veriscribe.nodes.qa.constrained import (
+    SourceUnits,
+    quote_constraint,
+    unit_constraint,
+    units_of,
+)
 from veriscribe.nodes.qa.sources import (
     fence_all,
     fence_tag,
     fit_sources,
     resolve_section,
 )
-from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, QAState, Turn
+from veriscribe.nodes.qa.state import (
+    NOT_FOUND_ANSWER,
+    AnswerSentence,
+    CitationRef,
+    QADeps,
+    QAOptions,
+    QAState,
+    Turn,
+)
 from veriscribe.prompts import load_prompt
+from veriscribe.store.corpora import SectionRow
 
 MAX_SENTENCES = 6
+CONSTRAINED_SENTENCES = 3
+"""Sentences a constrained answer may have: each costs a quote and a sentence of output
+(about 100 tokens), and the answer's budget is 400."""
 HISTORY_TURNS = 2
 HISTORY_ANSWER_CHARS = 400
 
@@ -51,37 +70,82 @@ class AnswerReply(BaseModel):
     )
 
 
+class UnitSentence(BaseModel):
+    """One sentence of the answer citing a numbered unit of the sections read."""
+
+    source: str
+    sentence: str
+
+
+class UnitReply(BaseModel):
+    """The answer model's reply when it cites units by id."""
+
+    sentences: list[UnitSentence] = Field(default_factory=list)
+
+
+def clean_sentence(text: str) -> str:
+    """Return an answer sentence on one line, ending in a full stop."""
+    text = " ".join(text.split())
+    if text and text[-1] not in ".!?":
+        text += "."
+    return text
+
+
+def structured(
+    sentences: Sequence[CitedSentence],
+    keys: Sequence[str],
+    tags: Mapping[str, str] | None = None,
+) -> list[AnswerSentence]:
+    """Return the reply's sentences with their citations, as the graph holds them.
+
+    The model gives each sentence, its section and its quote as separate fields (a
+    small model fills fields far more reliably than it writes inline markup). An id
+    that names no section read is kept as written, so that the check reports it as
+    unresolved instead of hiding it; a sentence said twice is kept once.
+    """
+    out: list[AnswerSentence] = []
+    seen: set[str] = set()
+    for item in sentences:
+        text = clean_sentence(item.sentence)
+        # Small models loop; a sentence said twice is said once.
+        if not text or text.lower() in seen:
+            continue
+        seen.add(text.lower())
+        quote = " ".join(item.quote.replace("}}", "} }").split()).strip()
+        key = (
+            resolve_section(item.section_id, keys, tags=tags) or item.section_id.strip()
+        )
+        refs = [citation_ref(key, quote)] if quote else []
+        out.append(AnswerSentence(text=text, citations=refs))
+    return out
+
+
+def citation_ref(key: str, quote: str) -> CitationRef:
+    """Return a citation of a section key, its parts made safe for a marker."""
+    doc_id, _, section_id = key.partition(":")
+    return CitationRef(
+        doc_id=_UNSAFE.sub("", doc_id) or "unknown",
+        section_id=_UNSAFE.sub("", section_id) or "unknown",
+        quote=quote,
+    )
+
+
 def compose(
     sentences: Sequence[CitedSentence],
     keys: Sequence[str],
     tags: Mapping[str, str] | None = None,
 ) -> str:
-    """Write the answer prose: each sentence followed by its citation marker.
+    """Write the answer prose from a reply: each sentence followed by its marker."""
+    return render_answer(structured(sentences, keys, tags))
 
-    The model gives each sentence, its section and its quote as separate fields (a small
-    model fills fields far more reliably than it writes inline markup); the markers are
-    then written here. An id that names no section read is kept as written, so that
-    the check reports it as unresolved instead of hiding it.
-    """
+
+def render_answer(sentences: Sequence[AnswerSentence]) -> str:
+    """Render structured answer sentences as prose with citation markers."""
     parts = []
-    seen: set[str] = set()
     for item in sentences:
-        text = " ".join(item.sentence.split())
-        # Small models loop; a sentence said twice is said once.
-        if not text or text.lower() in seen:
-            continue
-        seen.add(text.lower())
-        if text[-1] not in ".!?":
-            text += "."
-        quote = " ".join(item.quote.replace("}}", "} }").split()).strip()
-        key = (
-            resolve_section(item.section_id, keys, tags=tags) or item.section_id.strip()
-        )
-        doc_id, _, section_id = key.partition(":")
-        doc_id = _UNSAFE.sub("", doc_id) or "unknown"
-        section_id = _UNSAFE.sub("", section_id) or "unknown"
-        if quote:
-            text += " " + format_marker(doc_id, section_id, quote)
+        text = item["text"]
+        for ref in item["citations"]:
+            text += " " + format_marker(ref["doc_id"], ref["section_id"], ref["quote"])
         parts.append(text)
     return " ".join(parts)
 
@@ -110,28 +174,41 @@ def plain_answer(answer: str) -> str:
 
 
 async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
-    """Write the cited answer, or say that the sections read do not answer."""
+    """Write the cited answer, or say that the sections read do not answer.
+
+    With ``citations="constrained"`` (the default) the reply's schema admits only the
+    sections read as ids and only their quotable units as quotes (``cite_by="quote"``)
+    or unit ids (``cite_by="id"``), and every sentence must cite one; the verifier
+    still checks every quote. ``citations="free"`` lets the model write its quotes.
+    """
     deps = runtime.context
+    options = deps.options
     corpus = state["corpus"]
     keys = state.get("read_set", [])
     rows = await deps.sections(corpus, keys)
     if not rows:
         return {"answer": NOT_FOUND_ANSWER, "not_found": True, "read_set": []}
     llm = deps.model()
-    prompt = load_prompt("qa", "answer")
+    by_id = options.citations == "constrained" and options.cite_by == "id"
+    name = "answer" if options.citations == "free" else f"answer_{options.cite_by}"
+    prompt = load_prompt("qa", name)
     context = history_block(state.get("history", []))
 
     def build(sources: str) -> list[BaseMessage]:
-        return prompt.render(
-            context=context,
-            question=state["question"],
-            sources=sources,
-            example_id=next(iter(rows)),
-        )
+        values = {"context": context, "question": state["question"], "sources": sources}
+        if "example_id" in prompt.placeholders:
+            values["example_id"] = next(iter(rows))
+        return prompt.render(**values)
 
     ordered = [rows[key] for key in keys if key in rows]
-    chosen, notes = fit_sources(llm, build, ordered, deps.options.answer_tokens)
+    chosen, notes = fit_sources(
+        llm, build, ordered, options.answer_tokens, numbered=by_id
+    )
     read = [section.key for section, _ in chosen]
+    base = {
+        "read_set": read,
+        "prompt_ids": [*state.get("prompt_ids", []), prompt.id],
+    }
     if not chosen:
         return {
             "answer": NOT_FOUND_ANSWER,
@@ -139,29 +216,78 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             "read_set": [],
             "notes": [*state.get("notes", []), *notes],
         }
+    units = units_of(chosen)
+    if options.citations == "constrained" and not units.units:
+        return {
+            **base,
+            "answer": NOT_FOUND_ANSWER,
+            "not_found": True,
+            "notes": [
+                *state.get("notes", []),
+                *notes,
+                "the sections read hold no sentence to quote",
+            ],
+        }
+    messages = build(fence_all(chosen, numbered=by_id))
     try:
-        reply = await llm.json(
-            prompt.id,
-            build(fence_all(chosen)),
-            AnswerReply,
-            max_tokens=deps.options.answer_tokens,
-        )
+        sentences = await _reply(llm, prompt.id, messages, units, options, read, chosen)
     except StructuredOutputError as exc:
         # Recorded and routed to present, which reports it; nothing is made up.
         return {
+            **base,
             "answer": "",
+            "answer_sentences": [],
             "not_found": False,
-            "read_set": read,
-            "notes": [*state.get("notes", []), *notes, f"answer failed: {exc}"],
-            "prompt_ids": [*state.get("prompt_ids", []), prompt.id],
+            "notes": [*state.get("notes", []), *notes],
+            "failure": f"the answer could not be written: {exc}",
         }
-    tags = {fence_tag(part or section.text): section.key for section, part in chosen}
-    text = compose(reply.value.sentences, read, tags)
+    text = render_answer(sentences)
     not_found = not text or is_not_found(text)
+    if not_found:
+        sentences = []
     return {
+        **base,
         "answer": NOT_FOUND_ANSWER if not_found else text,
+        "answer_sentences": sentences,
         "not_found": not_found,
-        "read_set": read,
         "notes": [*state.get("notes", []), *notes],
-        "prompt_ids": [*state.get("prompt_ids", []), prompt.id],
     }
+
+
+async def _reply(
+    llm: LLM,
+    prompt_id: str,
+    messages: list[BaseMessage],
+    units: SourceUnits,
+    options: QAOptions,
+    read: Sequence[str],
+    chosen: Sequence[tuple[SectionRow, str | None]],
+) -> list[AnswerSentence]:
+    """Ask for the answer in the configured citation form; return its sentences."""
+    max_tokens = options.answer_tokens
+    if options.citations == "free":
+        reply = await llm.json(prompt_id, messages, AnswerReply, max_tokens=max_tokens)
+        tags = {
+            fence_tag(part or section.text): section.key for section, part in chosen
+        }
+        return structured(reply.value.sentences, read, tags)
+    if options.cite_by == "id":
+        by_unit = await llm.json(
+            prompt_id,
+            messages,
+            UnitReply,
+            max_tokens=max_tokens,
+            constraint=unit_constraint(units, CONSTRAINED_SENTENCES),
+        )
+        pairs = [
+            (i.source, clean_sentence(i.sentence)) for i in by_unit.value.sentences
+        ]
+        return units.resolve(pairs)
+    by_quote = await llm.json(
+        prompt_id,
+        messages,
+        AnswerReply,
+        max_tokens=max_tokens,
+        constraint=quote_constraint(units, CONSTRAINED_SENTENCES),
+    )
+    return structured(by_quote.value.sentences, read)

@@ -1,10 +1,12 @@
 """filter claims (paper appendix A.7): claim units, then the model's claim filter.
 
-The answer is flattened, its markers stripped with their positions recorded, the prose
-split into sentences with pySBD and pieces under 15 characters dropped (all in
-:func:`veriscribe.checks.markers.split_claim_units`); the model then names the
-sentences that state no checkable clinical claim, and the rest are the claims. A reply
-that calls every sentence of a several-sentence answer a non-claim is not believed.
+An answer veriscribe wrote is laid out from its structured sentences (each one a unit,
+its citations at its end); an answer from outside (``verify``) is flattened, its
+markers stripped with their positions recorded, the prose split into sentences with
+pySBD and pieces under 15 characters dropped (all in
+:func:`veriscribe.checks.markers.split_claim_units`). A sentence that carries a
+citation is always a claim; the model names, among the others, the sentences that
+state no checkable clinical claim. Sentences it exempts are reported as not checked.
 """
 
 from __future__ import annotations
@@ -15,9 +17,21 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from veriscribe.checks.markers import ClaimSplit, split_claim_units
+from veriscribe.checks.markers import (
+    ClaimSplit,
+    Marker,
+    anchor_of,
+    split_claim_units,
+    split_structured,
+)
 from veriscribe.errors import StructuredOutputError
-from veriscribe.nodes.qa.state import Citation, QADeps, QAState, SentenceInfo
+from veriscribe.nodes.qa.state import (
+    AnswerSentence,
+    Citation,
+    QADeps,
+    QAState,
+    SentenceInfo,
+)
 from veriscribe.prompts import load_prompt
 
 TOKENS_PER_SENTENCE = 4
@@ -64,19 +78,51 @@ def citations_of(split: ClaimSplit) -> list[Citation]:
             tier="unchecked",
             span=None,
             note="",
+            source="",
         )
         for marker, position in zip(split.markers, split.positions, strict=True)
     ]
 
 
+def split_answer(state: QAState) -> ClaimSplit:
+    """Return the answer's claim units: from its structure, or parsed from its text."""
+    structured: list[AnswerSentence] = state.get("answer_sentences", [])
+    if structured:
+        return split_structured(
+            [
+                (
+                    item["text"],
+                    [
+                        Marker(ref["doc_id"], ref["section_id"], ref["quote"], 0, 0)
+                        for ref in item["citations"]
+                    ],
+                )
+                for item in structured
+            ]
+        )
+    return split_claim_units(state.get("answer", ""))
+
+
+def cited_flags(split: ClaimSplit) -> list[bool]:
+    """Return, per sentence, whether a citation marker sits in or right after it."""
+    flags = [False] * len(split.sentences)
+    for position in split.positions:
+        anchor = anchor_of(position.offset, split.sentences)
+        if anchor >= 0:
+            flags[anchor] = True
+    return flags
+
+
 async def filter_claims(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
     """Split the answer into sentences and decide which state claims."""
     deps = runtime.context
-    split = split_claim_units(state.get("answer", ""))
+    split = split_answer(state)
     texts = [s.text for s in split.sentences]
+    cited = cited_flags(split)
     notes = list(state.get("notes", []))
     prompt_ids = list(state.get("prompt_ids", []))
-    if deps.options.all_claims or not texts:
+    if deps.options.all_claims or all(cited):
+        # Every sentence carries a citation: every one is a claim, no model needed.
         flags = [True] * len(texts)
     else:
         prompt = load_prompt("qa", "claims")
@@ -101,6 +147,8 @@ async def filter_claims(state: QAState, runtime: Runtime[QADeps]) -> dict[str, A
             # Checking too much is safer than checking too little.
             flags = [True] * len(texts)
             notes.append(f"claim filter failed ({exc}); every sentence is a claim")
+        # A sentence that carries a citation is a claim, whatever the filter said.
+        flags = [flag or mark for flag, mark in zip(flags, cited, strict=True)]
     return {
         "sentences": units(split, flags),
         "citations": citations_of(split),

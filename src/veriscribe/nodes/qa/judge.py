@@ -1,27 +1,92 @@
-"""judge: does a claim's verbatim quotes support it? The majority of sampled verdicts.
+"""judge: does the source a claim's quotes span support the claim?
 
-The judge sees only the question, the claim and its verbatim-compliant quotes. Each
-claim gets ``samples`` (three) independent judgements; the most frequent verdict wins,
-and while two verdicts tie for the lead another sample is drawn, up to
-``max_samples``. A tie that survives every round goes to the less supportive verdict.
-Each sample is its own prompt (it carries its review number), so samples differ even
-where responses are cached, and a resumed run reuses each finished sample.
+The judge reads the source passages of the claim's verbatim-compliant quotes (each
+widened to whole sentences, an elision's skipped text included), not the quotes alone.
+
+``scored`` (the default) decides in two lanes:
+
+* the lexical lane (:func:`veriscribe.checks.support.lexical_verdict`): a claim that
+  restates a sentence or clause of the source word for word in content, numbers,
+  negations and strength is ``fully_supported`` with no model call, and the same
+  restatement with its negation flipped or a number changed is ``contradicted``;
+* the model lane: one yes/no question ("does the passage state this claim?") whose
+  answer is scored from the model's probability of "yes" (read from its next-token
+  probabilities where the backend exposes them, else the share of ``samples``
+  constrained one-word answers). At or above a cut-off it is ``fully_supported``, at
+  or above a lower one ``partially_supported``, below it ``not_supported``; the
+  cut-offs are measured per model with ``veriscribe eval judge`` (:data:`MEASURED_THRESHOLDS`).
+
+A model "yes" certifies nothing that :func:`veriscribe.checks.support.certification_guard`
+rejects (a number the source does not state, a negation or polarity word dropped): such
+a claim is ``not_supported``, with the reason in its note.
+
+``sampled`` is the earlier judge, kept for comparison: the majority of sampled
+four-way JSON verdicts, with more samples while the lead is tied and a surviving tie
+going to the less supportive verdict.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from veriscribe.checks.support import (
+    certification_guard,
+    lexical_verdict,
+    shortfall_of,
+)
 from veriscribe.errors import StructuredOutputError
-from veriscribe.nodes.qa.state import ClaimInfo, Judgement, JudgeTask, QADeps, QAState
+from veriscribe.llm.client import LLM
+from veriscribe.nodes.qa.state import (
+    ClaimInfo,
+    Judgement,
+    JudgeTask,
+    QADeps,
+    QAOptions,
+    QAState,
+    Ruling,
+)
 from veriscribe.prompts import load_prompt
 
 JUDGE_TOKENS = 48
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where the model lane's probability of "yes" turns into a verdict."""
+
+    supported: float
+    """At or above: ``fully_supported``."""
+    partial: float
+    """At or above (and below ``supported``): ``partially_supported``."""
+
+
+DEFAULT_THRESHOLDS = Thresholds(supported=0.5, partial=0.2)
+"""For a model whose yes/no probabilities have not been measured."""
+
+MEASURED_THRESHOLDS: dict[str, Thresholds] = {
+    # `veriscribe eval judge --corpus cpgqa --sources 40` (116 pairs): the bundled
+    # model's P(yes) is low for every pair: a sentence of another section scores 0.11
+    # to 0.23, the sentence itself about 0.25. Certifying needs 0.3, above every
+    # unsupported pair seen, so in practice only restatements are certified.
+    "local:qwen2.5-coder-0.5b-instruct-q4_k_m": Thresholds(supported=0.3, partial=0.2),
+}
+"""Cut-offs chosen on development pairs, by model label."""
+
+
+def thresholds_for(label: str, options: QAOptions) -> Thresholds:
+    """Return the model lane's cut-offs: the options', else the measured, else defaults."""
+    base = MEASURED_THRESHOLDS.get(label, DEFAULT_THRESHOLDS)
+    return Thresholds(
+        supported=options.support_threshold or base.supported,
+        partial=options.partial_threshold or base.partial,
+    )
+
 
 # From most to least supportive: a surviving tie goes to the later one.
 VERDICT_ORDER = (
@@ -84,10 +149,107 @@ def format_quotes(quotes: Sequence[str]) -> str:
 
 
 async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
-    """Judge one claim by the majority of sampled verdicts."""
+    """Judge one claim against the source its quotes span."""
     deps = runtime.context
-    llm = deps.model()
-    options = deps.options
+    sources = task.get("sources") or task["quotes"]
+    found = await decide(
+        deps.model(), deps.options, task["question"], task["claim"], sources
+    )
+    return {"judgements": [Judgement(sentence=task["sentence"], **found)]}
+
+
+async def decide(
+    llm: LLM,
+    options: QAOptions,
+    question: str,
+    claim: str,
+    sources: Sequence[str],
+    *,
+    lexical: bool = True,
+) -> Ruling:
+    """Return the ruling on a claim given its source passages.
+
+    ``lexical=False`` skips the lexical lane of the scored judge (to test the model).
+    """
+    if options.judge_method == "sampled":
+        return await sampled_verdict(llm, options, question, claim, sources)
+    return await scored_verdict(llm, options, question, claim, sources, lexical=lexical)
+
+
+async def scored_verdict(
+    llm: LLM,
+    options: QAOptions,
+    question: str,
+    claim: str,
+    sources: Sequence[str],
+    *,
+    lexical: bool = True,
+) -> Ruling:
+    """Decide by the lexical lane, else by the scored yes/no question."""
+    source = "\n".join(sources)
+    restated = lexical_verdict(claim, source) if lexical else None
+    if restated is not None:
+        return _found(restated, [restated], None, "lexical", None, "")
+    prompt = load_prompt("qa", "judge_yesno")
+    try:
+        reply = await llm.choice_probs(
+            prompt.id,
+            prompt.render(
+                question=question or "(not given)",
+                claim=claim,
+                sources=format_quotes(sources),
+            ),
+            ("yes", "no"),
+            samples=options.samples,
+        )
+    except StructuredOutputError as exc:
+        return _found(
+            None, [], None, "model", None, f"the judge gave no usable verdict ({exc})"
+        )
+    score = round(reply.value.get("yes", 0.0), 4)
+    cut = thresholds_for(llm.label, options)
+    note = ""
+    if score >= cut.supported:
+        verdict = "fully_supported"
+        reason = certification_guard(claim, source)
+        if reason is not None:
+            verdict, note = "not_supported", f"not certified: {reason}"
+    elif score >= cut.partial:
+        verdict = "partially_supported"
+    else:
+        verdict = "not_supported"
+    shortfall = (
+        shortfall_of(claim, sources) if verdict == "partially_supported" else None
+    )
+    return _found(verdict, [verdict], shortfall, "model", score, note)
+
+
+def _found(
+    verdict: str | None,
+    votes: list[str],
+    shortfall: str | None,
+    method: str,
+    score: float | None,
+    note: str,
+) -> Ruling:
+    return Ruling(
+        verdict=verdict,
+        votes=votes,
+        shortfall=shortfall,
+        method=method,
+        score=score,
+        note=note,
+    )
+
+
+async def sampled_verdict(
+    llm: LLM,
+    options: QAOptions,
+    question: str,
+    claim: str,
+    sources: Sequence[str],
+) -> Ruling:
+    """Decide by the majority of sampled four-way verdicts (the earlier judge)."""
     prompt = load_prompt("qa", "judge")
     replies: list[JudgeReply] = []
     failures: list[str] = []
@@ -98,9 +260,9 @@ async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
             reply = await llm.json(
                 prompt.id,
                 prompt.render(
-                    question=task["question"] or "(not given)",
-                    claim=task["claim"],
-                    quotes=format_quotes(task["quotes"]),
+                    question=question or "(not given)",
+                    claim=claim,
+                    quotes=format_quotes(sources),
                     sample=str(sample),
                 ),
                 JudgeReply,
@@ -114,6 +276,7 @@ async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
             break
     votes = [str(r.verdict) for r in replies]
     note = ""
+    verdict: str | None
     if not votes:
         verdict = None
         note = f"the judge gave no usable verdict ({failures[0] if failures else ''})"
@@ -129,17 +292,7 @@ async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
     shortfall = (
         majority_shortfall(replies) if verdict == "partially_supported" else None
     )
-    return {
-        "judgements": [
-            Judgement(
-                sentence=task["sentence"],
-                verdict=verdict,
-                votes=votes,
-                shortfall=shortfall,
-                note=note,
-            )
-        ]
-    }
+    return _found(verdict, votes, shortfall, "sampled", None, note)
 
 
 def merge_judgements(
@@ -162,6 +315,8 @@ def merge_judgements(
                     "votes": found["votes"],
                     "shortfall": found["shortfall"],
                     "status": STATUS_OF_VERDICT.get(verdict or "", "unjudged"),
+                    "judged_by": found["method"],
+                    "score": found["score"],
                     "note": found["note"],
                 }
             )

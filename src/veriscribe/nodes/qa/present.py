@@ -167,7 +167,13 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
     funnel, values = metrics(state, claims, citations)
     answer = state.get("answer", "")
     notes = list(state.get("notes", []))
-    failed = next((n for n in notes if n.startswith("answer failed")), None)
+    failed = state.get("failure") or None
+    sentences = state.get("sentences", [])
+    not_checked = [s["text"] for s in sentences if not s["claim"]]
+    checked = bool(claims)
+    if not checked and not state.get("not_found") and not failed:
+        notes.append("no claim of this answer was checked")
+    funnel["not_checked"] = len(not_checked)
     return {
         "question": state.get("question", ""),
         "answer": answer,
@@ -181,6 +187,8 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
                 "verdict": claim["verdict"],
                 "votes": claim["votes"],
                 "shortfall": claim["shortfall"],
+                "judged_by": claim["judged_by"],
+                "score": claim["score"],
                 "citations": [
                     {
                         "n": numbers[i],
@@ -188,6 +196,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
                         "section_id": by_index[i]["section_id"],
                         "quote": by_index[i]["quote"],
                         "tier": by_index[i]["tier"],
+                        "source": by_index[i]["source"],
                     }
                     for i in claim["citations"]
                 ],
@@ -215,10 +224,13 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
                 "quote": c["quote"],
                 "tier": c["tier"],
                 "span": c["span"],
+                "source": c["source"],
                 "note": c["note"],
             }
             for c in citations
         ],
+        "not_checked": not_checked,
+        "checked_claims": len(claims),
         "read_set": list(state.get("read_set", [])),
         "retrieval": dict(state.get("retrieval", {})),
         "funnel": funnel,

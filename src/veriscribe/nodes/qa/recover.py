@@ -1,9 +1,12 @@
 """recover (paper appendix A.14): find a partially supported claim's missing support.
 
 The model sees the question, the claim, its quotes and the sections read (the cited
-ones first), and copies out a span that states what the quotes leave unsupported. The
-span counts only if the verbatim matcher finds it in a section read: first the one the
-model named, else any other section read. ``elided_risky`` never counts.
+ones first), and copies out a span that states what the quotes leave unsupported. With
+constrained citations the reply's schema admits only units of the sections shown, so
+the span is a span of the read set by construction. Either way the span counts only if
+the verbatim matcher finds it in a section read (first the one the model named, else
+any other; ``elided_risky`` never counts), and only if the judge, given the claim's
+sources and the recovered passage together, finds the claim fully supported.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from veriscribe.checks.quotable import quote_text
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.errors import StructuredOutputError
-from veriscribe.nodes.qa.judge import format_quotes
+from veriscribe.nodes.qa.constrained import span_item, units_of
+from veriscribe.nodes.qa.judge import decide, format_quotes
 from veriscribe.nodes.qa.sources import fence_all, fit_sources, resolve_section
 from veriscribe.nodes.qa.state import QADeps, RecoverTask, Recovery, RecoveryResult
 from veriscribe.prompts import load_prompt
@@ -35,8 +40,12 @@ class RecoveryReply(BaseModel):
 
 def recheck(
     span: str, named: str | None, sections: Mapping[str, SectionRow]
-) -> Recovery | None:
-    """Return the span as a recovery if it passes the verbatim check in a section read."""
+) -> tuple[Recovery, str] | None:
+    """Return the span as a recovery, with the passage it spans, if it is verbatim.
+
+    The span must pass the verbatim check in a section read; the passage is the span
+    widened to whole sentences.
+    """
     if not span.strip():
         return None
     order = [named] if named in sections else []
@@ -46,12 +55,17 @@ def recheck(
         result = check_quote(span, sections[key].text)
         if is_compliant(result.tier):
             doc_id, section_id = split_key(key)
-            return Recovery(
+            text = sections[key].text
+            around = result.context_span or result.span
+            assert around is not None
+            source = quote_text(text, *around)
+            recovery = Recovery(
                 doc_id=doc_id,
                 section_id=section_id,
                 quote=span.strip(),
                 tier=result.tier,
             )
+            return recovery, source
     return None
 
 
@@ -81,20 +95,34 @@ async def recover(task: RecoverTask, runtime: Runtime[QADeps]) -> dict[str, Any]
     chosen, notes = fit_sources(llm, build, ordered, RECOVER_TOKENS)
     if not chosen:
         return _result(task, None, "no section read fits the model's context")
+    units = units_of(chosen)
+    constraint = None
+    if deps.options.citations == "constrained" and units.units:
+        constraint = {**span_item(units, "span"), "additionalProperties": False}
     try:
         reply = await llm.json(
             prompt.id,
             build(fence_all(chosen)),
             RecoveryReply,
             max_tokens=RECOVER_TOKENS,
+            constraint=constraint,
         )
     except StructuredOutputError as exc:
         return _result(task, None, f"the recovery probe failed: {exc}")
     shown = {section.key: section for section, _ in chosen}
     named = resolve_section(reply.value.section_id, list(shown))
-    recovered = recheck(reply.value.span, named, shown)
-    if recovered is not None:
-        note = ""
+    found = recheck(reply.value.span, named, shown)
+    recovered = None
+    if found is not None:
+        recovery, source = found
+        sources = [*task.get("sources", task["quotes"]), source]
+        verdict = await decide(
+            llm, deps.options, task["question"], task["claim"], sources
+        )
+        if verdict["verdict"] == "fully_supported":
+            recovered, note = recovery, ""
+        else:
+            note = "with the recovered passage the claim is still not fully supported"
     elif reply.value.span.strip():
         note = "the recovered span failed the verbatim check"
     else:

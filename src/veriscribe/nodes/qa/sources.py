@@ -16,8 +16,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from veriscribe.checks.quotable import quotable_units
 from veriscribe.llm.client import LLM
 from veriscribe.store.corpora import SectionRow, section_key
+
+
+def numbered_text(text: str, start: int = 1) -> str:
+    """Write a section's units one per line, each after its id ``[S<n>]``."""
+    return "\n".join(
+        f"[S{number}] {unit.text}"
+        for number, unit in enumerate(quotable_units(text), start=start)
+    )
+
 
 MIN_PARTIAL_TOKENS = 200
 """A section is shown in part only if at least this many tokens of room remain."""
@@ -30,21 +40,33 @@ def fence_tag(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
-def fence(section: SectionRow, text: str | None = None) -> str:
+def fence(section: SectionRow, text: str | None = None, *, first_unit: int = 0) -> str:
     """Write one section for a prompt: fenced, with its key on the line before the text.
 
     Args:
         section: The section.
         text: The text to show, when only part of the section fits (default: all).
+        first_unit: When positive, show the section as its quotable units, one per
+            line after their ids ``[S<n>]``, numbered from this value.
     """
     body = section.text if text is None else text
+    if first_unit > 0:
+        body = numbered_text(body, first_unit)
     tag = fence_tag(body)
     return f"=== SOURCE {tag} ===\n[{section.key}]\n{body}\n=== END {tag} ==="
 
 
-def fence_all(parts: Iterable[tuple[SectionRow, str | None]]) -> str:
-    """Fence several sections, separated by blank lines."""
-    return "\n\n".join(fence(section, text) for section, text in parts)
+def fence_all(
+    parts: Iterable[tuple[SectionRow, str | None]], *, numbered: bool = False
+) -> str:
+    """Fence several sections, separated by blank lines; units numbered across them."""
+    out = []
+    next_unit = 1
+    for section, text in parts:
+        out.append(fence(section, text, first_unit=next_unit if numbered else 0))
+        if numbered:
+            next_unit += len(quotable_units(section.text if text is None else text))
+    return "\n\n".join(out)
 
 
 def fit_sources(
@@ -52,6 +74,8 @@ def fit_sources(
     build: Callable[[str], Sequence[BaseMessage]],
     sections: Sequence[SectionRow],
     max_output: int,
+    *,
+    numbered: bool = False,
 ) -> tuple[list[tuple[SectionRow, str | None]], list[str]]:
     """Choose how much of each section fits into one prompt, in the given order.
 
@@ -60,6 +84,7 @@ def fit_sources(
         build: Renders the prompt messages given the fenced sources.
         sections: The sections to include, most important first.
         max_output: Output tokens reserved.
+        numbered: The sections are shown as numbered units (see `fence`).
 
     Returns:
         The sections included, each with ``None`` (whole) or the part shown, and notes
@@ -70,7 +95,8 @@ def fit_sources(
     chosen: list[tuple[SectionRow, str | None]] = []
     notes: list[str] = []
     for index, section in enumerate(sections):
-        cost = _tokens(llm, fence(section)) + 2
+        # Unit ids are counted as if two digits long; the whole is checked below.
+        cost = _tokens(llm, fence(section, first_unit=10 if numbered else 0)) + 2
         if cost <= remaining:
             chosen.append((section, None))
             remaining -= cost
@@ -92,7 +118,10 @@ def fit_sources(
             )
         break
     # The per-part counts are estimates; check the whole and drop from the end.
-    while chosen and llm.count_tokens(list(build(fence_all(chosen)))) > budget:
+    while (
+        chosen
+        and llm.count_tokens(list(build(fence_all(chosen, numbered=numbered)))) > budget
+    ):
         dropped, _ = chosen.pop()
         notes.append(f"left out (no room in the model's context): {dropped.key}")
     return chosen, notes

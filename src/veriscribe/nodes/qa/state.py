@@ -21,6 +21,9 @@ from veriscribe.store.corpora import SectionRow
 from veriscribe.store.db import Store
 
 Retriever = Literal["llm", "bm25", "dense"]
+Citations = Literal["constrained", "free"]
+CiteBy = Literal["quote", "id"]
+JudgeMethod = Literal["scored", "sampled"]
 Mode = Literal["ask", "verify"]
 Verdict = Literal[
     "fully_supported", "partially_supported", "not_supported", "contradicted"
@@ -61,8 +64,20 @@ class QAOptions:
     """Cap on the characters of the sections read."""
     recover: bool = True
     """Look for missing support of partially supported claims in the read set."""
+    support_threshold: float | None = None
+    """Scored judge: P(yes) that certifies (default: measured for the model)."""
+    partial_threshold: float | None = None
+    """Scored judge: P(yes) that makes a claim partially supported."""
+    judge_method: JudgeMethod = "scored"
+    """``scored``: lexical lane, then one yes/no question scored by probability;
+    ``sampled``: the majority of sampled four-way verdicts."""
     answer_tokens: int = 400
     """Output tokens reserved for the answer."""
+    citations: Citations = "constrained"
+    """``constrained``: the reply's schema admits only quotes of the sections read;
+    ``free``: the model writes its quotes (the papers' setting)."""
+    cite_by: CiteBy = "quote"
+    """Constrained citations name a unit by its text (``quote``) or its id (``id``)."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""
@@ -152,6 +167,21 @@ class RetrievalInfo(TypedDict):
     notes: list[str]
 
 
+class CitationRef(TypedDict):
+    """A citation as the answer gives it: a section and a quote of it."""
+
+    doc_id: str
+    section_id: str
+    quote: str
+
+
+class AnswerSentence(TypedDict):
+    """One sentence of the answer with its citations: the answer's representation."""
+
+    text: str
+    citations: list[CitationRef]
+
+
 class SentenceInfo(TypedDict):
     """A sentence of the answer (markers stripped) and whether it states a claim."""
 
@@ -172,6 +202,9 @@ class Citation(TypedDict):
     tier: str
     span: list[int] | None
     note: str
+    source: str
+    """The passage of the section the quote spans, widened to whole sentences: what
+    the judge reads and the reader is shown (empty when the quote matched nothing)."""
 
 
 class Recovery(TypedDict):
@@ -194,17 +227,28 @@ class ClaimInfo(TypedDict):
     votes: list[str]
     shortfall: str | None
     recovered: Recovery | None
+    judged_by: str | None
+    score: float | None
     note: str
 
 
-class Judgement(TypedDict):
-    """The support judge's majority verdict on one claim."""
+class Ruling(TypedDict):
+    """The support judge's ruling on one claim."""
 
-    sentence: int
     verdict: str | None
     votes: list[str]
     shortfall: str | None
+    method: str
+    """``lexical`` (no model call), ``model`` (scored yes/no) or ``sampled``."""
+    score: float | None
+    """The model's probability that the source states the claim (model lane)."""
     note: str
+
+
+class Judgement(Ruling):
+    """A ruling with the claim sentence it is about."""
+
+    sentence: int
 
 
 class RecoveryResult(TypedDict):
@@ -216,22 +260,29 @@ class RecoveryResult(TypedDict):
 
 
 class JudgeTask(TypedDict):
-    """The ``Send`` payload of one judge branch: a claim and its compliant quotes."""
+    """The ``Send`` payload of one judge branch: a claim and the source it cites.
+
+    ``sources`` are the passages of the cited sections that the compliant quotes span,
+    widened to whole sentences (an elision's skipped text included): the judge rules
+    on what the source says, not on the quote alone.
+    """
 
     question: str
     sentence: int
     claim: str
     quotes: list[str]
+    sources: list[str]
 
 
 class RecoverTask(TypedDict):
-    """The ``Send`` payload of one recovery branch: keys, no section text."""
+    """The ``Send`` payload of one recovery branch: keys and the claim's sources."""
 
     corpus: str
     question: str
     sentence: int
     claim: str
     quotes: list[str]
+    sources: list[str]
     cited: list[str]
     read_set: list[str]
 
@@ -253,6 +304,8 @@ class QAState(TypedDict, total=False):
     read_set: list[str]
     retrieval: RetrievalInfo
     answer: str
+    answer_sentences: list[AnswerSentence]
+    failure: str
     not_found: bool
     sentences: list[SentenceInfo]
     citations: list[Citation]
@@ -281,6 +334,8 @@ def turn_input(
         read_set=list(read_set or []),
         retrieval=RetrievalInfo(method="given", candidates=0, notes=[]),
         answer=answer,
+        answer_sentences=[],
+        failure="",
         not_found=not_found,
         sentences=[],
         citations=[],

@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from veriscribe.checks.markers import MarkerPosition, Sentence, attribute
+from veriscribe.checks.quotable import quote_text
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.nodes.qa.state import (
     Citation,
@@ -31,6 +32,9 @@ def check_citations(
     for citation in citations:
         row = sections.get(section_key(citation["doc_id"], citation["section_id"]))
         result = check_quote(citation["quote"], row.text if row else None)
+        source = ""
+        if row is not None and (around := result.context_span or result.span):
+            source = quote_text(row.text, *around)
         checked.append(
             Citation(
                 **{
@@ -38,6 +42,7 @@ def check_citations(
                     "tier": result.tier,
                     "span": list(result.span) if result.span else None,
                     "note": result.note,
+                    "source": source,
                 }
             )
         )
@@ -86,6 +91,8 @@ def claims_of(
                 votes=[],
                 shortfall=None,
                 recovered=None,
+                judged_by=None,
+                score=None,
                 note=note,
             )
         )
@@ -94,13 +101,20 @@ def claims_of(
 
 def compliant_quotes(claim: ClaimInfo, citations: Sequence[Citation]) -> list[str]:
     """Return the distinct verbatim-compliant quotes cited for a claim."""
+    return [quote for quote, _ in compliant_sources(claim, citations)]
+
+
+def compliant_sources(
+    claim: ClaimInfo, citations: Sequence[Citation]
+) -> list[tuple[str, str]]:
+    """Return the distinct (quote, source passage) pairs of a claim's compliant quotes."""
     by_index = {c["index"]: c for c in citations}
-    quotes = [
-        by_index[i]["quote"]
+    pairs = [
+        (by_index[i]["quote"], by_index[i]["source"] or by_index[i]["quote"])
         for i in claim["citations"]
         if is_compliant(by_index[i]["tier"])
     ]
-    return list(dict.fromkeys(quotes))
+    return list(dict.fromkeys(pairs))
 
 
 async def verify(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:

@@ -1,0 +1,185 @@
+"""`veriscribe eval judge`: measure support judges on labelled pairs built from a corpus.
+
+Pairs come from :func:`veriscribe.metrics.judge_pairs.build_pairs` (supported: a unit
+of the section; not supported: a unit of another section; contradicted: the unit with
+its negation flipped or a number changed). Each judge method rules on every pair with
+the configured model; the report gives accuracy, the share of unsupported pairs that
+were not certified (``safe_rate``), a confusion table per label, and for the scored
+judge the ROC AUC of its scores and the accuracy at other decision thresholds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from veriscribe.errors import InputError
+from veriscribe.llm.factory import make_llm
+from veriscribe.metrics.judge_pairs import LABELS, JudgePair, build_pairs, roc_auc
+from veriscribe.nodes.qa import judge as judge_node
+from veriscribe.nodes.qa.state import JudgeMethod, QAOptions, Ruling
+from veriscribe.service.common import open_store
+from veriscribe.service.corpora import require_corpus
+from veriscribe.settings import Settings
+from veriscribe.store import corpora as db
+
+VERDICTS = ("fully_supported", "partially_supported", "not_supported", "contradicted")
+_EXPECTED = {
+    "supported": "fully_supported",
+    "not_supported": "not_supported",
+    "contradicted": "contradicted",
+}
+THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+async def eval_judge(
+    settings: Settings,
+    corpus: str,
+    *,
+    sources: int = 40,
+    seed: int = 0,
+    methods: Sequence[JudgeMethod] = ("scored",),
+    samples: int = 3,
+    model: str | None = None,
+    on_pair: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Judge labelled pairs built from a corpus with each method; return the report."""
+    if sources < 1:
+        raise InputError("--sources must be 1 or more")
+    async with open_store(settings) as store:
+        await require_corpus(store, corpus)
+        rows = await db.sections(store, corpus, with_text=True)
+        pairs = build_pairs(
+            [(row.key, row.text) for row in rows if row.chars], sources, seed
+        )
+        if not pairs:
+            raise InputError(f"corpus {corpus!r} has no sentences to build pairs from")
+        llm = make_llm(model or settings.model, settings, store)
+        report: dict[str, Any] = {
+            "corpus": corpus,
+            "model": llm.label,
+            "seed": seed,
+            "pairs": len(pairs),
+            "labels": dict(Counter(p.label for p in pairs)),
+            "methods": {},
+        }
+        for method in methods:
+            options = QAOptions(judge_method=method, samples=samples)
+            found = []
+            for pair in pairs:
+                verdict = await judge_node.decide(
+                    llm, options, "", pair.claim, [pair.source]
+                )
+                found.append(verdict)
+                if on_pair is not None:
+                    on_pair()
+            report["methods"][method] = score_method(pairs, found)
+        report["usage"] = {"calls": llm.calls_made}
+        return report
+
+
+def score_method(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[str, Any]:
+    """Return accuracy, safety, the confusion table and ROC AUC of one judge's verdicts."""
+    verdicts = [f["verdict"] or "unjudged" for f in found]
+    correct = sum(_EXPECTED[p.label] == v for p, v in zip(pairs, verdicts, strict=True))
+    negatives = [
+        v for p, v in zip(pairs, verdicts, strict=True) if p.label != "supported"
+    ]
+    confusion = {
+        label: dict(
+            Counter(v for p, v in zip(pairs, verdicts, strict=True) if p.label == label)
+        )
+        for label in LABELS
+    }
+    scores = [_score(f) for f in found]
+    positives = [p.label == "supported" for p in pairs]
+    scored = [s is not None for s in scores]
+    auc = (
+        roc_auc(
+            [s for s in scores if s is not None],
+            [p for p, k in zip(positives, scored, strict=True) if k],
+        )
+        if all(scored)
+        else None
+    )
+    binary = sum(
+        (v == "fully_supported") == (p.label == "supported")
+        for p, v in zip(pairs, verdicts, strict=True)
+    )
+    return {
+        "accuracy": round(correct / len(pairs), 4),
+        "binary_accuracy": round(binary / len(pairs), 4),
+        "safe_rate": (
+            round(sum(v != "fully_supported" for v in negatives) / len(negatives), 4)
+            if negatives
+            else None
+        ),
+        "confusion": confusion,
+        "lanes": dict(Counter(f.get("method") or "none" for f in found)),
+        "roc_auc": round(auc, 4) if auc is not None else None,
+        "thresholds": _sweep(pairs, found),
+        "suggested_threshold": _suggest(pairs, found),
+        "per_pair": [
+            {
+                "id": p.id,
+                "label": p.label,
+                "how": p.how,
+                "verdict": v,
+                "lane": f.get("method"),
+                "score": f.get("score"),
+                "claim": p.claim,
+                "source": p.source,
+            }
+            for p, v, f in zip(pairs, verdicts, found, strict=True)
+        ],
+    }
+
+
+def _score(found: Ruling) -> float | None:
+    """Return a judge's support score: the model's P(yes), 1 or 0 for the lexical lane."""
+    if (score := found["score"]) is not None:
+        return score
+    if found.get("method") == "lexical":
+        return 1.0 if found["verdict"] == "fully_supported" else 0.0
+    return None
+
+
+def _sweep(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[str, float]:
+    """Return the binary accuracy (supported or not) of the model lane at each threshold."""
+    lane = [
+        (p, score)
+        for p, f in zip(pairs, found, strict=True)
+        if f["method"] == "model" and (score := f["score"]) is not None
+    ]
+    if not lane:
+        return {}
+    return {
+        f"{t:.1f}": round(
+            sum((score >= t) == (p.label == "supported") for p, score in lane)
+            / len(lane),
+            4,
+        )
+        for t in THRESHOLDS
+    }
+
+
+def _suggest(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> float | None:
+    """Return the model lane's cut-off with the best binary accuracy (ties: the higher).
+
+    Candidates are the scores themselves, so compressed score ranges (a small model
+    that says "yes" with probability 0.1 to 0.3) are resolved as finely as the data.
+    """
+    lane = [
+        (score, p.label == "supported")
+        for p, f in zip(pairs, found, strict=True)
+        if f["method"] == "model" and (score := f["score"]) is not None
+    ]
+    if not lane:
+        return None
+    best: tuple[int, float] | None = None
+    for cut in sorted({score for score, _ in lane}):
+        right = sum((score >= cut) == positive for score, positive in lane)
+        if best is None or right >= best[0]:
+            best = (right, cut)
+    return None if best is None else round(best[1], 4)
