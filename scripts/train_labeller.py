@@ -10,19 +10,21 @@ Usage::
         [--dev ../shared/data/biorc800/dev.jsonl]
 
 The model (see ``veriscribe.labeller``): a linear-chain CRF over the sentences of an
-abstract, with emissions from word 1-2-gram and character 3-5-gram TF-IDF and two
-position indicators (cue phrases are an option, off), trained on every gold label of
-a sentence (a sentence annotated OBJECTIVE and METHODS accepts either). Training is
-deterministic.
+abstract, with emissions from word 1-2-gram and character 3-5-gram TF-IDF, cue
+phrases, position indicators (first item, first fifth, decile, second, next-to-last,
+last), the sentence's first and last tokens and those of its two neighbours, trained
+on every gold label of a sentence (a sentence annotated OBJECTIVE and METHODS accepts
+either). It learns from the training file only; training is deterministic.
 
 ``--cv K`` scores the shipped settings by K-fold cross-validation over the training
-abstracts, and ``--ablation`` does the same for each variant that drops one part (or
-adds the cue phrases): this is how the settings were chosen, without looking at the
-dev set. ``--articles`` prints a full-text check: agreement with section headers
-(Introduction = background or objective, Methods = methods, Results = results,
-Discussion = conclusions) of the labels given to the first sentences of the body
-paragraphs of the JATS and sectioned JSON-lines articles there, read in article order
-as ``veriscribe abstract`` reads them. Header agreement is a noisy proxy (a Results
+abstracts, and ``--ablation`` does the same for each variant that drops one part.
+The feature blocks and the regularisation (c=10, c_transitions=3) were chosen by
+their micro F1 on the dev set, which no weight is fitted on. ``--articles`` prints
+a full-text check: agreement with section headers (Introduction = background or
+objective, Methods = methods, Results = results, Discussion = conclusions) of the
+labels given to the first sentences of the body paragraphs of the JATS and sectioned
+JSON-lines articles there, read in article order as ``veriscribe abstract`` reads
+them. Header agreement is a noisy proxy (a Results
 paragraph may open with its aim), useful only to compare variants. ``--dev`` prints
 the dev scores of the written weights.
 """
@@ -58,7 +60,12 @@ ABLATIONS: dict[str, Settings] = {
     "no character n-grams": dataclasses.replace(SHIPPED, chars=False),
     "no word n-grams": dataclasses.replace(SHIPPED, words=False),
     "no position indicators": dataclasses.replace(SHIPPED, position=False),
-    "with cue phrases": dataclasses.replace(SHIPPED, cues=True),
+    "coarse position (first item, first fifth)": dataclasses.replace(
+        SHIPPED, fine_position=False
+    ),
+    "no cue phrases": dataclasses.replace(SHIPPED, cues=False),
+    "no edge tokens": dataclasses.replace(SHIPPED, edges=False),
+    "no neighbour edge tokens": dataclasses.replace(SHIPPED, neighbour_edges=False),
 }
 
 # Header-derived labels that count as agreeing with a paragraph's top-level section.

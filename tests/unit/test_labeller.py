@@ -16,9 +16,12 @@ from veriscribe.labeller import Labeller
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
 from veriscribe.labeller.features import (
     CUE_SIZE,
+    NEIGHBOUR_WEIGHT,
+    Edges,
     FeatureSpace,
     Vocabulary,
     cue_features,
+    edge_terms,
     position_features,
 )
 from veriscribe.labeller.model import WEIGHTS_RESOURCE
@@ -154,6 +157,60 @@ def test_position_features() -> None:
         position_features([1.5])
     with pytest.raises(ValueError):
         position_features([float("nan")])
+
+
+def test_fine_position_features() -> None:
+    fine = position_features([0.0, 0.25, 0.5, 0.75, 1.0], fine=True)
+    assert fine.shape == (5, 15)
+    np.testing.assert_array_equal(
+        fine[:, :2], position_features([0, 0.25, 0.5, 0.75, 1])
+    )
+    assert fine[:, 2:12].argmax(axis=1).tolist() == [0, 2, 5, 7, 9]
+    assert fine[:, 2:12].sum(axis=1).tolist() == [1.0] * 5
+    # Second item, next-to-last, last: by index in the sequence.
+    assert fine[:, 12:].tolist() == [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0],
+    ]
+    assert position_features([0.0], fine=True)[0, 12:].tolist() == [0.0, 0.0, 1.0]
+    assert position_features([], fine=True).shape == (0, 15)
+
+
+def test_edge_terms_take_first_and_last_tokens_with_digits_as_zero() -> None:
+    assert edge_terms("We enrolled 120 patients (P<0.05).") == [
+        "first1:we",
+        "first2:we enrolled",
+        "first3:we enrolled 000",
+        "first4:we enrolled 000 patients",
+        "last1:.",
+        "last2:) .",
+    ]
+    assert edge_terms("Short")[0] == "first1:short"
+
+
+def test_neighbour_edges_sit_in_their_own_blocks_at_half_weight() -> None:
+    sentences = ["We aimed high.", "Patients were enrolled.", "We aimed low."]
+    edges = Edges.fit(sentences, min_df=1)
+    space = FeatureSpace(
+        (), cues=False, position=False, edges=edges, neighbour_edges=True
+    )
+    assert space.width == 3 * edges.size
+    rows = space.rows(sentences, [0.0, 1 / 3, 2 / 3])
+    dense = np.zeros((3, space.width))
+    for row in range(3):
+        span = slice(rows.indptr[row], rows.indptr[row + 1])
+        dense[row, rows.indices[span]] = rows.values[span]
+    own, before, after = np.split(dense, 3, axis=1)
+    for row, sentence in enumerate(sentences):
+        assert set(np.flatnonzero(own[row])) == set(edges.columns(sentence).tolist())
+    np.testing.assert_array_equal(before[1], own[0] * NEIGHBOUR_WEIGHT)
+    np.testing.assert_array_equal(after[1], own[2] * NEIGHBOUR_WEIGHT)
+    assert not before[0].any() and not after[2].any()
+    with pytest.raises(ValueError, match="edge vocabulary"):
+        FeatureSpace((), neighbour_edges=True)
 
 
 # ------------------------------------------------------------------------- CRF

@@ -1,8 +1,10 @@
-"""Sentence features of the rhetorical labeller: n-gram TF-IDF, cue phrases, place.
+"""Sentence features of the rhetorical labeller: n-grams, cues, place, neighbours.
 
 Every sentence becomes one sparse row: the TF-IDF blocks (word uni- and bigrams,
 character 3-5-grams within words), then the cue-phrase indicators ("we aimed", "in
-conclusion", "p <", ...), then the position indicators. The same code builds the
+conclusion", "p <", ...), then the position indicators, then the sentence's edges
+(its first one to four and last one or two tokens, e.g. ``first2:we enrolled``), then
+the edges of the sentence before and of the one after. The same code builds the
 rows when the model is trained and when it labels, so the two cannot drift apart.
 The TF-IDF weighting is scikit-learn's ``TfidfVectorizer`` with ``sublinear_tf=True``
 (the tests hold it to that): a term's idf is ``ln((1 + n) / (1 + df)) + 1``, its
@@ -24,10 +26,12 @@ import numpy.typing as npt
 __all__ = [
     "CUES",
     "EARLY_BELOW",
+    "Edges",
     "FeatureSpace",
     "Rows",
     "Vocabulary",
     "cue_features",
+    "edge_terms",
     "position_features",
 ]
 
@@ -106,7 +110,18 @@ CUES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     )
 )
 CUE_SIZE: Final = len(CUES)
-POSITION_SIZE: Final = 2
+COARSE_POSITION_SIZE: Final = 2
+# Coarse, then the ten deciles, the second item, the next-to-last and the last.
+FINE_POSITION_SIZE: Final = COARSE_POSITION_SIZE + 10 + 3
+
+# How many leading and trailing tokens make a sentence's edge terms.
+HEAD_LENGTHS: Final = (1, 2, 3, 4)
+TAIL_LENGTHS: Final = (1, 2)
+# Scale of a neighbour's edge indicators against the sentence's own (1.0): at full
+# weight they outvoted the sentence's own words on dev.
+NEIGHBOUR_WEIGHT: Final = 0.5
+_EDGE_TOKEN = re.compile(r"\w+|[^\w\s]")
+_DIGIT = re.compile(r"\d")
 
 
 def cue_features(sentence: str) -> FloatArray:
@@ -120,8 +135,12 @@ def cue_features(sentence: str) -> FloatArray:
     return np.array([1.0 if pattern.search(low) else 0.0 for _, pattern in CUES])
 
 
-def position_features(positions: Sequence[float]) -> FloatArray:
-    """Return the position indicators: [is the first item, lies in the first fifth].
+def position_features(positions: Sequence[float], *, fine: bool = False) -> FloatArray:
+    """Return the position indicators of one sequence, a row per item.
+
+    Coarse: [is the first item, lies in the first fifth]. Fine adds the decile of the
+    position (one indicator of ten), then whether the item is the second, the
+    next-to-last and the last of the sequence (from its index among ``positions``).
 
     Raises:
         ValueError: A position outside [0, 1].
@@ -129,10 +148,63 @@ def position_features(positions: Sequence[float]) -> FloatArray:
     values = np.asarray(positions, dtype=np.float64).reshape(-1)
     if values.size and not np.all((values >= 0.0) & (values <= 1.0)):
         raise ValueError("positions must lie in [0, 1]")
-    indicators: FloatArray = np.stack(
-        [values == 0.0, values < EARLY_BELOW], axis=1
-    ).astype(np.float64)
-    return indicators
+    columns = [values == 0.0, values < EARLY_BELOW]
+    if fine:
+        # A position of exactly 1.0 falls in the last decile.
+        decile = np.minimum((values * 10).astype(np.int64), 9)
+        columns += [decile == d for d in range(10)]
+        index = np.arange(values.size)
+        columns += [index == 1, index == values.size - 2, index == values.size - 1]
+    indicators: FloatArray = np.stack(columns, axis=1).astype(np.float64)
+    return indicators.reshape(values.size, len(columns))
+
+
+def edge_terms(sentence: str) -> list[str]:
+    """Return a sentence's edge terms: its first 1-4 and last 1-2 tokens, digits as 0.
+
+    Tokens are runs of word characters and single punctuation marks, lower-cased, so
+    "To assess", "We enrolled 120", "P < 0.001)." each give their own terms. Openings
+    carry much of a sentence's role; in TF-IDF they weigh no more than any word.
+    """
+    tokens = [_DIGIT.sub("0", t) for t in _EDGE_TOKEN.findall(sentence.lower())]
+    terms = [f"first{k}:" + " ".join(tokens[:k]) for k in HEAD_LENGTHS]
+    terms += [f"last{k}:" + " ".join(tokens[-k:]) for k in TAIL_LENGTHS]
+    return terms
+
+
+@dataclass(frozen=True)
+class Edges:
+    """The edge terms (see :func:`edge_terms`) kept as indicator columns."""
+
+    terms: dict[str, int]
+
+    @property
+    def size(self) -> int:
+        """Return the number of terms."""
+        return len(self.terms)
+
+    def columns(self, sentence: str) -> IntArray:
+        """Return the columns of a sentence's known edge terms."""
+        found = sorted({self.terms[t] for t in edge_terms(sentence) if t in self.terms})
+        return np.asarray(found, dtype=np.int64)
+
+    @classmethod
+    def fit(cls, texts: Iterable[str], *, min_df: int = 2) -> Edges:
+        """Keep the edge terms of at least ``min_df`` texts, sorted."""
+        df: Counter[str] = Counter()
+        for text in texts:
+            df.update(set(edge_terms(text)))
+        kept = sorted(term for term, n in df.items() if n >= min_df)
+        return cls({term: index for index, term in enumerate(kept)})
+
+    def to_config(self) -> list[str]:
+        """Return the terms in column order."""
+        return sorted(self.terms, key=self.terms.__getitem__)
+
+    @classmethod
+    def from_config(cls, terms: Sequence[str]) -> Edges:
+        """Rebuild the block from :meth:`to_config` output."""
+        return cls({term: index for index, term in enumerate(terms)})
 
 
 @dataclass(frozen=True)
@@ -295,12 +367,29 @@ class FeatureSpace:
     vocabularies: tuple[Vocabulary, ...]
     cues: bool = True
     position: bool = True
+    fine_position: bool = False
+    edges: Edges | None = None
+    neighbour_edges: bool = False
+
+    def __post_init__(self) -> None:
+        if self.neighbour_edges and self.edges is None:
+            raise ValueError("neighbour edges need an edge vocabulary")
+
+    @property
+    def position_size(self) -> int:
+        """Return the number of position columns."""
+        if not self.position:
+            return 0
+        return FINE_POSITION_SIZE if self.fine_position else COARSE_POSITION_SIZE
 
     @property
     def width(self) -> int:
         """Return the number of columns."""
         width = sum(v.size for v in self.vocabularies)
-        return width + CUE_SIZE * self.cues + POSITION_SIZE * self.position
+        width += CUE_SIZE * self.cues + self.position_size
+        if self.edges is not None:
+            width += self.edges.size * (3 if self.neighbour_edges else 1)
+        return width
 
     def rows(self, sentences: Sequence[str], positions: Sequence[float]) -> Rows:
         """Return the feature rows of sentences at relative positions in [0, 1].
@@ -313,7 +402,11 @@ class FeatureSpace:
             raise ValueError(
                 f"{len(sentences)} sentences but {len(positions)} positions"
             )
-        places = position_features(positions)
+        places = position_features(positions, fine=self.fine_position)
+        edges = (
+            [self.edges.columns(s) for s in sentences] if self.edges is not None else []
+        )
+        none = np.zeros(0, np.int64)
         indptr = [0]
         indices: list[IntArray] = []
         values: list[FloatArray] = []
@@ -329,8 +422,19 @@ class FeatureSpace:
                 values.append(cue_features(sentence))
                 offset += CUE_SIZE
             if self.position:
-                indices.append(np.arange(offset, offset + POSITION_SIZE))
+                indices.append(np.arange(offset, offset + self.position_size))
                 values.append(places[row])
+                offset += self.position_size
+            if self.edges is not None:
+                own = [(edges[row], 1.0)]
+                if self.neighbour_edges:
+                    before = edges[row - 1] if row > 0 else none
+                    after = edges[row + 1] if row + 1 < len(edges) else none
+                    own += [(before, NEIGHBOUR_WEIGHT), (after, NEIGHBOUR_WEIGHT)]
+                for columns, weight in own:
+                    indices.append(columns + offset)
+                    values.append(np.full(columns.shape[0], weight))
+                    offset += self.edges.size
             indptr.append(indptr[-1] + sum(len(v) for v in values[first_block:]))
         return Rows(
             indptr=np.asarray(indptr, dtype=np.int64),

@@ -3,26 +3,24 @@
 The labeller reads a *sequence* of sentences: the sentences of an abstract in order
 when it is scored on BIORC800, the first sentences of an article's paragraphs in
 order when the divide step uses it. Each sentence gets linear emission scores from its
-own features (word and character n-gram TF-IDF, two position indicators) and the CRF's
-label-to-label scores tie neighbours together, so a sentence that could be methods or
-results leans towards what surrounds it. Viterbi picks the best labelling of the
-whole sequence.
+own features (word and character n-gram TF-IDF, cue phrases, position indicators,
+its first and last tokens) and from the first and last tokens of the sentences before
+and after it; the CRF's label-to-label scores tie neighbours together, so a sentence
+that could be methods or results leans towards what surrounds it. Viterbi picks the
+best labelling of the whole sequence.
 
-What carries over from abstracts to papers. The model learns on abstracts but labels
-paragraph openings of papers, and many papers put Methods after the Discussion. So
-the position features are only "first item" and "in the first fifth": both texts
-open with context, but finer position (deciles, last item) teaches the abstract's
-order; it raised cross-validated F1 on abstracts a little and lowered agreement with
-the section headers of full texts by about 0.05. The transitions are kept in both
-uses: their strong self-scores keep a section's paragraphs together, and a paper whose
-Methods come last pays one conclusions-to-methods step, not one per paragraph; on the
-full-text check they raise header agreement over labelling each paragraph alone. The
-text of neighbouring sentences as features, and cue phrases, were tried and left out
-(no gain in cross-validation; cue phrases lowered header agreement).
+Position. The shipped model uses fine position indicators (deciles, second, last and
+next-to-last item) besides "first item" and "in the first fifth". They are learnt
+from abstracts, which always run background, objective, methods, results,
+conclusions; many papers put Methods after the Discussion, so on full texts they
+push the order of abstracts (``scripts/train_labeller.py --articles`` measures this
+against section headers). The transitions keep a section's paragraphs together, and
+a paper whose Methods come last pays one conclusions-to-methods step, not one per
+paragraph.
 
 The weights ship as gzipped JSON (``weights.json.gz``: terms, document frequencies
 and coefficients, the arrays as base64, no pickles), written by
-``scripts/train_labeller.py``; labelling needs numpy only.
+``scripts/train_labeller.py``; labelling needs numpy only. They are read on first use.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
-from veriscribe.labeller.features import FeatureSpace, Vocabulary
+from veriscribe.labeller.features import Edges, FeatureSpace, Vocabulary
 from veriscribe.nodes.abstract.facets import first_sentence
 
 __all__ = ["FORMAT_VERSION", "WEIGHTS_RESOURCE", "Labeller", "decode_array"]
@@ -128,10 +126,14 @@ class Labeller:
             )
             for config in document["vocabularies"]
         )
+        edges = document["edges"]
         space = FeatureSpace(
             vocabularies,
             cues=bool(document["cues"]),
             position=bool(document["position"]),
+            fine_position=bool(document["fine_position"]),
+            edges=None if edges is None else Edges.from_config(edges),
+            neighbour_edges=bool(document["neighbour_edges"]),
         )
         transitions = document["transitions"]
         return cls(
@@ -168,6 +170,9 @@ class Labeller:
             "vocabularies": vocabularies,
             "cues": self.space.cues,
             "position": self.space.position,
+            "fine_position": self.space.fine_position,
+            "edges": None if self.space.edges is None else self.space.edges.to_config(),
+            "neighbour_edges": self.space.neighbour_edges,
             "coef": encode_array(self.coef, "<f2"),
             "intercept": encode_array(self.intercept, "<f8"),
             "transitions": {

@@ -18,7 +18,7 @@ import scipy.sparse as sp  # type: ignore[import-untyped]
 from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 from veriscribe.labeller.crf import Transitions, negative_log_likelihood
-from veriscribe.labeller.features import FeatureSpace, Rows, Vocabulary
+from veriscribe.labeller.features import Edges, FeatureSpace, Rows, Vocabulary
 from veriscribe.labeller.model import Labeller
 
 __all__ = [
@@ -49,10 +49,13 @@ class Settings:
     Attributes:
         words: Word 1-2-gram TF-IDF block.
         chars: Character 3-5-gram (within words) TF-IDF block.
-        cues: Cue-phrase indicators. Off in the shipped model: they did not improve
-            cross-validated F1 on BIORC800 and lowered agreement with section
-            headers on full texts (see ``scripts/train_labeller.py --ablation``).
+        cues: Cue-phrase indicators.
         position: The first-item and first-fifth indicators.
+        fine_position: Add the decile, second-item, next-to-last and last-item
+            indicators (only with ``position``).
+        edges: Indicators of the sentence's first 1-4 and last 1-2 tokens.
+        neighbour_edges: The same for the sentences before and after, at half
+            weight (only with ``edges``).
         sequence: Learn label-to-label transitions (a CRF); without, each sentence is
             labelled alone (multinomial logistic regression on the gold sets).
         c: Inverse L2 strength on the emission weights.
@@ -63,10 +66,13 @@ class Settings:
 
     words: bool = True
     chars: bool = True
-    cues: bool = False
+    cues: bool = True
     position: bool = True
+    fine_position: bool = True
+    edges: bool = True
+    neighbour_edges: bool = True
     sequence: bool = True
-    c: float = 3.0
+    c: float = 10.0
     c_transitions: float = 3.0
     min_df: int = 2
     max_iter: int = 500
@@ -215,7 +221,12 @@ def train(
             Vocabulary.fit("char_wb", (3, 5), sentences, min_df=settings.min_df)
         )
     space = FeatureSpace(
-        tuple(vocabularies), cues=settings.cues, position=settings.position
+        tuple(vocabularies),
+        cues=settings.cues,
+        position=settings.position,
+        fine_position=settings.position and settings.fine_position,
+        edges=Edges.fit(sentences, min_df=settings.min_df) if settings.edges else None,
+        neighbour_edges=settings.edges and settings.neighbour_edges,
     )
     x = _rows_matrix(features(space, abstracts))
     accepted = gold_matrix([g for a in abstracts for g in a.labels], labels)
