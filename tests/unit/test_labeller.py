@@ -370,6 +370,18 @@ def test_weights_of_another_format_are_refused(tmp_path: Path) -> None:
         Labeller.from_file(path)
 
 
+def test_incomplete_weights_are_refused_with_one_error() -> None:
+    document = Labeller.load().to_document()
+    for key in ("vocabularies", "coef", "transitions"):
+        broken = {k: v for k, v in document.items() if k != key}
+        with pytest.raises(ValueError, match="malformed labeller weights"):
+            Labeller.from_document(broken)
+    # Emission weights that do not fit the feature columns.
+    short = {**document, "edges": None, "neighbour_edges": False}
+    with pytest.raises(ValueError, match="coef of shape"):
+        Labeller.from_document(short)
+
+
 @needs_data
 def test_training_is_deterministic_and_learns() -> None:
     abstracts = load("train")

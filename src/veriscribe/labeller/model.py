@@ -26,6 +26,7 @@ and coefficients, the arrays as base64, no pickles), written by
 from __future__ import annotations
 
 import base64
+import binascii
 import gzip
 import json
 from collections.abc import Sequence
@@ -113,27 +114,36 @@ class Labeller:
     def from_document(cls, document: dict[str, Any]) -> Labeller:
         """Build a labeller from the decoded weights document.
 
+        A document without the edge or fine-position keys (written before they
+        existed) reads as a model without those blocks.
+
         Raises:
-            ValueError: A document of another format, or inconsistent.
+            ValueError: A document of another format, incomplete or inconsistent.
         """
-        if document.get("format") != FORMAT_VERSION:
-            raise ValueError(
-                f"unsupported labeller weights format {document.get('format')}"
-            )
+        if not isinstance(document, dict) or document.get("format") != FORMAT_VERSION:
+            found = document.get("format") if isinstance(document, dict) else None
+            raise ValueError(f"unsupported labeller weights format {found}")
+        try:
+            return cls._from_document(document)
+        except (KeyError, TypeError, binascii.Error) as exc:
+            raise ValueError(f"malformed labeller weights: {exc!r}") from exc
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any]) -> Labeller:
         vocabularies = tuple(
             Vocabulary.from_config(
                 config, decode_array(config["document_frequency"]).astype(np.int64)
             )
             for config in document["vocabularies"]
         )
-        edges = document["edges"]
+        edges = document.get("edges")
         space = FeatureSpace(
             vocabularies,
             cues=bool(document["cues"]),
             position=bool(document["position"]),
-            fine_position=bool(document["fine_position"]),
+            fine_position=bool(document.get("fine_position", False)),
             edges=None if edges is None else Edges.from_config(edges),
-            neighbour_edges=bool(document["neighbour_edges"]),
+            neighbour_edges=bool(document.get("neighbour_edges", False)),
         )
         transitions = document["transitions"]
         return cls(
