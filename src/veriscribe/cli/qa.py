@@ -29,6 +29,7 @@ from veriscribe.nodes.qa.state import (
     JudgeMethod,
     QAOptions,
     Retriever,
+    Wording,
 )
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
@@ -54,6 +55,14 @@ CiteByOpt = Annotated[
     typer.Option(
         "--cite-by",
         help="Constrained citations name a sentence by its text (quote) or id (id).",
+    ),
+]
+WordingOpt = Annotated[
+    Wording,
+    typer.Option(
+        "--wording",
+        help="Constrained answers: own, the model words each sentence from its quote; "
+        "source, each sentence is the cited guideline sentence itself.",
     ),
 ]
 JudgeMethodOpt = Annotated[
@@ -247,6 +256,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         no_judge: NoJudgeOpt = False,
         citations: CitationsOpt = "constrained",
         cite_by: CiteByOpt = "quote",
+        wording: WordingOpt = "own",
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
@@ -261,6 +271,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             judge=not no_judge,
             citations=citations,
             cite_by=cite_by,
+            wording=wording,
             judge_method=judge_method,
         )
         if questions is not None or question is None:
@@ -325,6 +336,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
         citations: CitationsOpt = "constrained",
         cite_by: CiteByOpt = "quote",
+        wording: WordingOpt = "own",
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
@@ -336,6 +348,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             k=k,
             citations=citations,
             cite_by=cite_by,
+            wording=wording,
             judge_method=judge_method,
         )
         run(chat_loop(settings, corpus, session, options, model))

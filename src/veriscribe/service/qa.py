@@ -139,6 +139,7 @@ def _decorate(
         "samples": options.samples,
         "citations": options.citations,
         "cite_by": options.cite_by,
+        "wording": options.wording,
         "judge_method": options.judge_method,
     }
     return result
