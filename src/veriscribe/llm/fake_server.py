@@ -1,16 +1,18 @@
-"""An OpenAI-compatible server on loopback that answers like ``sim``, for tests and benches.
+"""An OpenAI-compatible server on loopback that answers like ``sim``.
 
-It serves ``POST /v1/chat/completions`` (and ``GET /v1/models``) from a thread, after a
-fixed latency, with the simulated model's replies (:func:`veriscribe.llm.sim.sim_reply`),
-so the abstract and answer pipelines accept what it says. Structured calls need the
-schema in the request: run clients with ``VERISCRIBE_LLM__OPENAI_SCHEMA=json_schema``
-(or ``json_object_schema``); plain JSON mode carries none.
+For tests and benchmarks. It serves ``POST /v1/chat/completions`` (and ``GET
+/v1/models``) from a thread, after a fixed latency, with the simulated model's replies
+(:func:`veriscribe.llm.sim.sim_reply`), so the abstract and answer pipelines accept
+what it says. Structured calls need the schema in the request: run clients with
+``VERISCRIBE_LLM__OPENAI_SCHEMA=json_schema`` (or ``json_object_schema``); plain JSON
+mode carries none.
 
 It takes at most ``max_in_flight`` requests at once and answers HTTP 429 beyond that,
 and it can be told to misbehave (``mode``): ``"error"`` answers HTTP 500, ``"close"``
 drops the connection without a reply, ``"hang"`` never answers. :meth:`FakeServer.kill`
 drops the requests in flight and refuses new connections; :meth:`FakeServer.start`
-brings it back on the same port. Counters say what it saw, the ``Authorization``
+brings it back on the same port. A server given ``models`` answers HTTP 404 for any
+other model name. Counters say what it saw, the ``Authorization``
 headers included, so tests can check what a client sent.
 
 Run one by hand: ``python -m veriscribe.llm.fake_server --port 8001 --latency 0.2``.
@@ -56,7 +58,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeServer:
-    """An OpenAI-compatible chat server on 127.0.0.1 with scripted latency and faults."""
+    """An OpenAI-compatible chat server on 127.0.0.1 with set latency and faults."""
 
     def __init__(
         self,
@@ -66,12 +68,19 @@ class FakeServer:
         max_in_flight: int = 64,
         mode: Mode = "ok",
         seed: int = 0,
+        models: set[str] | None = None,
+        echo_auth: bool = False,
     ) -> None:
         self.port = port
         self.latency = latency
         self.max_in_flight = max_in_flight
         self.mode: Mode = mode
         self.seed = seed
+        self.models = models
+        """The model names it serves (None: any); others get HTTP 404."""
+        self.echo_auth = echo_auth
+        """Error bodies repeat the request's Authorization header, as careless servers
+        do: for tests that no key leaks from an error."""
         self.stats = Stats()
         self.lock = threading.Lock()
         self._server: _Server | None = None
@@ -95,7 +104,9 @@ class FakeServer:
         self.port = int(server.server_address[1])
         self._server = server
         self._alive = True
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -201,6 +212,13 @@ class _Handler(BaseHTTPRequestHandler):
         if busy:
             self._send(429, {"error": {"message": "too many requests in flight"}})
             return
+        if fake.models is not None and body.get("model") not in fake.models:
+            with fake.lock:
+                fake.stats.in_flight -= 1
+                fake.stats.failed += 1
+            missing = f"model {body.get('model')!r} not found"
+            self._send(404, {"error": {"message": missing}})
+            return
         try:
             self._answer(fake, body)
         finally:
@@ -221,7 +239,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.mode == "error":
             with fake.lock:
                 fake.stats.failed += 1
-            self._send(500, {"error": {"message": "internal server error"}})
+            message = "internal server error"
+            if fake.echo_auth:
+                message += f" (Authorization: {self.headers.get('Authorization')})"
+            self._send(500, {"error": {"message": message}})
             return
         reply = fake.reply(body)
         with fake.lock:

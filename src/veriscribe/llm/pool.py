@@ -35,7 +35,7 @@ class Member(Generic[C]):
     max_in_flight: int
     in_flight: int = 0
     strikes: int = 0
-    """Transient failures in a row (an outage counts once, however many calls saw it)."""
+    """Transient failures in a row (one outage counts once, whatever calls met it)."""
     cooling_until: float = 0.0
     struck_at: float = float("-inf")
     served: int = 0
@@ -114,7 +114,7 @@ class EndpointPool(Generic[C]):
         return best[1]
 
     def strike(self, member: Member[C], started: float) -> None:
-        """Cool ``member`` down after a transient failure of a call sent at ``started``."""
+        """Cool ``member`` down: a call sent at ``started`` failed transiently."""
         if started < member.struck_at:
             # Sent before the last strike: the same outage, already paid for.
             return

@@ -1,4 +1,4 @@
-"""What each model server did for a run: calls, tokens, errors and latency, from the call log."""
+"""What each model server did for a run: calls, errors, tokens and latency."""
 
 from __future__ import annotations
 
