@@ -194,3 +194,16 @@ async def test_keys_reach_the_servers_and_nowhere_else(
     assert key not in dump
     assert all(key not in e for e in errors)
     assert key not in caplog.text
+
+
+async def test_a_pool_with_other_servers_reuses_the_cached_replies(
+    servers: list[FakeServer], tmp_path: Path
+) -> None:
+    async with await Store.open(tmp_path / "v.sqlite") as store:
+        first = pooled(servers[:2], store, cache=True)
+        before = await many(first, 4)
+        # Resumed with one server gone and another added: the same model.
+        second = pooled(servers[1:3], store, cache=True)
+        after = await many(second, 4)
+    assert after == before
+    assert sum(s.stats.requests for s in servers) == 4

@@ -127,8 +127,8 @@ class LLM:
     constrains: bool = True
     """The backend constrains decoding to the JSON schema it is given."""
     pool: EndpointPool[BaseChatModel] | None = None
-    """Several servers of this model: each attempt goes to one of them (``chat`` and
-    ``endpoint`` then only name the model and the set for the cache)."""
+    """Several servers of this model: each attempt goes to one of them (``chat`` is
+    then the first one's, and ``endpoint`` lists them all)."""
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
@@ -296,7 +296,10 @@ class LLM:
             *more,
             self.spec.backend,
             self.model_name or self.spec.name,
-            self.endpoint,
+            # The servers of a pool are declared to serve one model: a reply is as
+            # good from any of them, and a run resumed with one server fewer (or
+            # more) still finds its finished calls.
+            "pool" if self.pool is not None else self.endpoint,
             [(m.type, str(m.content)) for m in messages],
             schema,
             self.settings.temperature,

@@ -266,8 +266,7 @@ def endpoints_llm(
         spec=spec,
         chat=members[0].client,
         store=store,
-        # Replies are cached by model, not by the server that happened to answer.
-        endpoint=" ".join(sorted(m.name for m in members)),
+        endpoint=" ".join(m.name for m in members),
         pool=pool,
         **server_llm_kwargs(kind, cfg),
     )
