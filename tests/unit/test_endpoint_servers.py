@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.llm.client import LLM
@@ -51,6 +52,12 @@ async def many(llm: LLM, count: int) -> list[str]:
         *(llm.text("test.call", f"Say hello to number {n}.") for n in range(count))
     )
     return [r.value for r in replies]
+
+
+class Summary(BaseModel):
+    """The reply of a facet summary prompt."""
+
+    summary: str
 
 
 def logged(db: Path) -> list[tuple[str | None, str]]:
@@ -207,3 +214,35 @@ async def test_a_pool_with_other_servers_reuses_the_cached_replies(
         after = await many(second, 4)
     assert after == before
     assert sum(s.stats.requests for s in servers) == 4
+
+
+async def test_ollama_servers_are_balanced_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROXY_CREDENTIAL", "proxy-cred-91b2c3")
+    pair = [FakeServer(latency=0.1, max_in_flight=1).start() for _ in range(2)]
+    servers_file = tmp_path / "endpoints.toml"
+    servers_file.write_text(
+        "".join(
+            f'[[endpoint]]\nkind = "ollama"\nurl = "{s.ollama_url}"\n'
+            'max_in_flight = 1\napi_key_env = "PROXY_CREDENTIAL"\n'
+            for s in pair
+        )
+        # An OpenAI server in the same file is not one of an ollama: SPEC's.
+        + '[[endpoint]]\nurl = "http://127.0.0.1:9/v1"\n'
+    )
+    try:
+        llm = make_llm("ollama:fake", Settings(endpoints_file=servers_file, llm=FAST))
+        replies = await many(llm, 6)
+        summary = await llm.json(
+            "test.json",
+            "Text:\nThe trial enrolled 40 adults. Pain fell by half in six weeks.",
+            Summary,
+        )
+    finally:
+        for server in pair:
+            server.kill()
+    assert all(replies) and summary.value.summary
+    assert sorted(s.stats.served for s in pair) == [3, 4]  # seven calls, in turn
+    assert all(s.stats.peak_in_flight == 1 for s in pair)
+    assert all(s.stats.authorizations == {"Bearer proxy-cred-91b2c3"} for s in pair)

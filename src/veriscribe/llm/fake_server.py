@@ -1,11 +1,12 @@
-"""An OpenAI-compatible server on loopback that answers like ``sim``.
+"""A fake model server on loopback (OpenAI and Ollama APIs) that answers like ``sim``.
 
 For tests and benchmarks. It serves ``POST /v1/chat/completions`` (and ``GET
-/v1/models``) from a thread, after a fixed latency, with the simulated model's replies
-(:func:`veriscribe.llm.sim.sim_reply`), so the abstract and answer pipelines accept
-what it says. Structured calls need the schema in the request: run clients with
-``VERISCRIBE_LLM__OPENAI_SCHEMA=json_schema`` (or ``json_object_schema``); plain JSON
-mode carries none.
+/v1/models``) and Ollama's ``POST /api/chat`` from a thread, after a fixed latency,
+with the simulated model's replies (:func:`veriscribe.llm.sim.sim_reply`), so the
+abstract and answer pipelines accept what it says. Structured calls need the schema in
+the request: Ollama clients send it as ``format``; run OpenAI clients with
+``VERISCRIBE_LLM__OPENAI_SCHEMA=json_schema`` (or ``json_object_schema``), since plain
+JSON mode carries none.
 
 It takes at most ``max_in_flight`` requests at once and answers HTTP 429 beyond that,
 and it can be told to misbehave (``mode``): ``"error"`` answers HTTP 500, ``"close"``
@@ -93,6 +94,11 @@ class FakeServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     @property
+    def ollama_url(self) -> str:
+        """Return the base URL Ollama clients use (``http://127.0.0.1:PORT``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
     def alive(self) -> bool:
         """Tell whether the server takes requests (not killed or stopped)."""
         return self._alive
@@ -168,6 +174,8 @@ def _message(item: dict[str, Any]) -> BaseMessage:
 
 def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
     """Return the JSON schema a request asks its reply to follow, if it names one."""
+    if isinstance(body.get("format"), dict):  # Ollama
+        return dict(body["format"])
     form = body.get("response_format") or {}
     if form.get("type") == "json_schema":
         schema = (form.get("json_schema") or {}).get("schema")
@@ -176,9 +184,29 @@ def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
+def ollama_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return a chat completion as Ollama's streamed ``/api/chat`` lines."""
+    content = completion["choices"][0]["message"]["content"]
+    usage = completion["usage"]
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    head = {"model": completion["model"], "created_at": stamp}
+    return [
+        {**head, "message": {"role": "assistant", "content": content}, "done": False},
+        {
+            **head,
+            "message": {"role": "assistant", "content": ""},
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": usage["prompt_tokens"],
+            "eval_count": usage["completion_tokens"],
+        },
+    ]
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    ollama = False
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         """Keep quiet: tests and benches read the counters instead."""
@@ -194,8 +222,10 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send(404, {"error": {"message": f"no route {self.path}"}})
+        route = self.path.rstrip("/")
+        self.ollama = route.endswith("/api/chat")
+        if not (self.ollama or route.endswith("/chat/completions")):
+            self._error(404, f"no route {self.path}")
             return
         with fake.lock:
             stats = fake.stats
@@ -210,14 +240,13 @@ class _Handler(BaseHTTPRequestHandler):
                 stats.in_flight += 1
                 stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
         if busy:
-            self._send(429, {"error": {"message": "too many requests in flight"}})
+            self._error(429, "too many requests in flight")
             return
         if fake.models is not None and body.get("model") not in fake.models:
             with fake.lock:
                 fake.stats.in_flight -= 1
                 fake.stats.failed += 1
-            missing = f"model {body.get('model')!r} not found"
-            self._send(404, {"error": {"message": missing}})
+            self._error(404, f"model {body.get('model')!r} not found")
             return
         try:
             self._answer(fake, body)
@@ -242,12 +271,28 @@ class _Handler(BaseHTTPRequestHandler):
             message = "internal server error"
             if fake.echo_auth:
                 message += f" (Authorization: {self.headers.get('Authorization')})"
-            self._send(500, {"error": {"message": message}})
+            self._error(500, message)
             return
         reply = fake.reply(body)
         with fake.lock:
             fake.stats.served += 1
-        self._send(200, reply)
+        if self.ollama:
+            self._send_lines(ollama_chunks(reply))
+        else:
+            self._send(200, reply)
+
+    def _error(self, status: int, message: str) -> None:
+        # Ollama's errors are a bare string; OpenAI's an object.
+        error: object = message if self.ollama else {"message": message}
+        self._send(status, {"error": error})
+
+    def _send_lines(self, lines: list[dict[str, Any]]) -> None:
+        data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
