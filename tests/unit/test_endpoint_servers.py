@@ -246,3 +246,28 @@ async def test_ollama_servers_are_balanced_too(
     assert sorted(s.stats.served for s in pair) == [3, 4]  # seven calls, in turn
     assert all(s.stats.peak_in_flight == 1 for s in pair)
     assert all(s.stats.authorizations == {"Bearer proxy-cred-91b2c3"} for s in pair)
+
+
+async def test_a_hung_server_times_out_and_its_calls_go_elsewhere(
+    tmp_path: Path,
+) -> None:
+    hung = FakeServer(mode="hang").start()
+    good = FakeServer(latency=0.05).start()
+    quick = {"timeout_base_s": 0.5, "min_output_tokens_per_s": 100.0}
+    try:
+        async with await Store.open(tmp_path / "v.sqlite") as store:
+            llm = pooled([hung, good], store, **quick)
+            replies = await asyncio.gather(
+                *(
+                    llm.text("test.call", f"Say hello to {n}.", max_tokens=10)
+                    for n in range(4)
+                )
+            )
+    finally:
+        hung.kill()
+        good.kill()
+    assert all(r.value for r in replies)
+    assert good.stats.served == 4
+    rows = logged(tmp_path / "v.sqlite")
+    assert {e for e, o in rows if o == "timeout"} == {hung.url}
+    assert Counter(o for _, o in rows)["ok"] == 4
