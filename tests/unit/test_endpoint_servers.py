@@ -166,7 +166,7 @@ async def test_keys_reach_the_servers_and_nowhere_else(
     key = "gpu-cred-7f3a9c1e5b"
     monkeypatch.setenv("FLEET_CREDENTIAL", key)
     good = FakeServer(latency=0.05).start()
-    # Answers HTTP 500 repeating the Authorization header it was sent.
+    # Answers HTTP 500 repeating the key it was sent.
     leaky = FakeServer(mode="error", echo_auth=True).start()
     servers_file = tmp_path / "endpoints.toml"
     servers_file.write_text(

@@ -80,8 +80,8 @@ class FakeServer:
         self.models = models
         """The model names it serves (None: any); others get HTTP 404."""
         self.echo_auth = echo_auth
-        """Error bodies repeat the request's Authorization header, as careless servers
-        do: for tests that no key leaks from an error."""
+        """Error bodies repeat the request's key, as careless servers do: for tests
+        that no key leaks from an error."""
         self.stats = Stats()
         self.lock = threading.Lock()
         self._server: _Server | None = None
@@ -270,7 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.stats.failed += 1
             message = "internal server error"
             if fake.echo_auth:
-                message += f" (Authorization: {self.headers.get('Authorization')})"
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                message += f" for key {token}"
             self._error(500, message)
             return
         reply = fake.reply(body)
