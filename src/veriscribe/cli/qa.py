@@ -14,6 +14,8 @@ import typer
 from veriscribe.cli import render
 from veriscribe.cli.common import (
     BaseUrlOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
     JsonOpt,
     ModelOpt,
     PlotOpt,
@@ -182,10 +184,12 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         *,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Add guideline documents to a corpus and summarise their sections."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         if json_out:
             report = run(corpora.add_corpus(settings, name, paths, model=model))
             render.print_json(report.as_dict())
@@ -260,10 +264,12 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Answer a question from a guideline corpus with checked verbatim citations."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         options = QAOptions(
             retriever=retriever,
             k=k,
@@ -340,9 +346,11 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
     ) -> None:
         """Chat with a guideline corpus; every claim of every answer is checked."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         options = QAOptions(
             retriever=retriever,
             k=k,
@@ -385,10 +393,12 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Check an answer that carries {{cite:doc:section|quote}} markers."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         given = read_answer(answer)
 
         def check(on_stage: qa_service.OnStage | None = None) -> dict[str, Any]:
@@ -470,6 +480,8 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = 3,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Measure support judges on labelled claim/source pairs built from a corpus."""
@@ -479,7 +491,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         if unknown := [m for m in methods if m not in ("scored", "sampled")]:
             render.error_line(f"--method takes scored or sampled, not {unknown[0]!r}")
             raise typer.Exit(1)
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         report = run(
             evaluate(
                 settings,
@@ -520,12 +532,14 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = 40,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Write a question set from sampled sections, gated; run again to resume."""
         from veriscribe.service.questions import make_questions, parse_styles
 
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         chosen = guarded(lambda: parse_styles(styles))
 
         def make(on_item: Any) -> dict[str, Any]:
@@ -567,6 +581,8 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = None,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         plot: PlotOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
@@ -588,7 +604,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         if not cut_offs or cut_offs[0] < 1:
             render.error_line("--k needs cut-offs of 1 or more")
             raise typer.Exit(1)
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         report = run(
             evaluate(
                 settings,

@@ -58,6 +58,7 @@ from veriscribe.service.abstracts import (
     thread_id,
 )
 from veriscribe.service.common import failed_result, open_store
+from veriscribe.service.endpoint_usage import endpoint_usage
 from veriscribe.settings import Settings
 from veriscribe.store.articles import get_article, put_articles
 from veriscribe.store.db import Store
@@ -830,6 +831,7 @@ async def run_summary(
         "seconds": round(sum(s.seconds for s in sessions), 3),
         "sessions": [dataclasses.asdict(s) for s in sessions],
         "call_log": await store.call_counts(run_id),
+        "endpoints": await endpoint_usage(store, run_id),
         "failures": [
             {
                 "source": item.source,
@@ -851,6 +853,7 @@ async def list_runs(settings: Settings) -> list[dict[str, Any]]:
             summary = await run_summary(store, runs, record.run_id, failures=0)
             summary.pop("sessions")
             summary.pop("failures")
+            summary.pop("endpoints")
             listed.append(summary)
         return listed
 
