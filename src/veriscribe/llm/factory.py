@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from veriscribe.errors import ConfigError, ModelFileMissing
 from veriscribe.llm.budget import estimate_tokens
-from veriscribe.llm.bundled import BUNDLED_NAME, bundled_model_path
+from veriscribe.llm.bundled import BUNDLED_MODELS, bundled_model, bundled_model_path
 from veriscribe.llm.client import LLM
 from veriscribe.llm.endpoints import Endpoint, resolve_endpoints
 from veriscribe.llm.pool import EndpointPool, Member
@@ -46,16 +46,30 @@ def http_timeout(cfg: LLMSettings) -> httpx.Timeout:
     return httpx.Timeout(cfg.timeout_s, connect=cfg.connect_timeout_s)
 
 
-def local_model_path(settings: Settings) -> Path:
-    """Return the GGUF file the `local` backend loads."""
-    if settings.local_model is not None:
+def local_model_path(settings: Settings, name: str = "") -> Path:
+    """Return the GGUF file the `local` backend loads for the SPEC ``local[:name]``.
+
+    ``name`` is a bundled model (``1.5b``, ``0.5b``) or a GGUF file; the plain ``local``
+    loads ``VERISCRIBE_LOCAL_MODEL`` when it is set, else the default bundled model.
+    """
+    bundled = bundled_model(name)
+    if bundled is None:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            known = ", ".join(f"local:{key}" for key in BUNDLED_MODELS)
+            raise ModelFileMissing(
+                f"model file not found: {path} (named by the SPEC local:{name}; "
+                f"bundled models: local, {known})"
+            )
+        return path
+    if not name and settings.local_model is not None:
         path = settings.local_model.expanduser()
         if not path.is_file():
             raise ModelFileMissing(
                 f"model file not found: {path} (set by VERISCRIBE_LOCAL_MODEL)"
             )
         return path
-    return bundled_model_path(default_data_dir() / "models")
+    return bundled_model_path(default_data_dir() / "models", bundled)
 
 
 def openai_schema_kwargs(form: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -131,7 +145,7 @@ def make_llm(
     if parsed.backend == "local":
         from veriscribe.llm.local import ChatLlamaCpp
 
-        path = local_model_path(settings)
+        path = local_model_path(settings, parsed.name)
         chat = ChatLlamaCpp(
             model_path=path,
             n_ctx=cfg.context_tokens,
@@ -151,7 +165,8 @@ def make_llm(
             context_tokens=cfg.context_tokens,
             store=store,
             endpoint=str(path),
-            model_name=BUNDLED_NAME if settings.local_model is None else path.stem,
+            # A bundled model's file is named after it, so this is its label too.
+            model_name=path.stem,
             scores_choices=True,
         )
     if parsed.backend == "ollama":
