@@ -103,9 +103,10 @@ class Settings(BaseSettings):
         env_prefix="VERISCRIBE_", env_nested_delimiter="__", extra="forbid"
     )
 
-    db: Path = Field(
+    db: Path | str = Field(
         default_factory=lambda: default_data_dir() / "veriscribe.sqlite",
-        description="SQLite database holding runs, checkpoints, corpora and call logs.",
+        description="Database holding runs, checkpoints, corpora and call logs: a SQLite "
+        "file (a path or sqlite:PATH) or a PostgreSQL DSN (postgresql://...).",
     )
     model: str = Field(
         "local", description="Default model SPEC (see `veriscribe doctor`)."

@@ -587,7 +587,7 @@ class BatchRunner:
         self.progress.failed = counts.failed
         # The checkpointer gets a connection of its own: its lock then orders all
         # its reads and writes, and its traffic runs beside the call log's.
-        self.checkpoints = await Store.open(self.store.path)
+        self.checkpoints = await Store.open(self.store.target)
         self.graph = compiled_graph(
             await checkpointer(self.checkpoints), self.llm.settings.retries + 1
         )
