@@ -33,6 +33,7 @@ MIGRATION_LOCK = 0x7665726973637269
 """The advisory lock key under which migrations run ("veriscri" as a bigint)."""
 
 CONNECT_TIMEOUT_S = 10
+LOCK_POLL_S = 0.05
 
 
 class PgTx:
@@ -134,8 +135,17 @@ class PostgresStore(Store):
     @asynccontextmanager
     async def _migration_lock(self) -> AsyncIterator[None]:
         # A session lock on this connection: processes that start together take
-        # turns, and each applies only what the one before it left undone.
-        await self.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK,))
+        # turns, and each applies only what the one before it left undone. It is
+        # polled, not waited for: a session blocked in pg_advisory_lock() sits in an
+        # open statement, and the checkpointer's CREATE INDEX CONCURRENTLY (run under
+        # this lock) waits for every open statement to end: a deadlock no one sees.
+        while True:
+            row = await self.fetchone(
+                "SELECT pg_try_advisory_lock(?)", (MIGRATION_LOCK,)
+            )
+            if row is not None and row[0]:
+                break
+            await asyncio.sleep(LOCK_POLL_S)
         try:
             yield
         finally:
