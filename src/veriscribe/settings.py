@@ -111,6 +111,12 @@ class Settings(BaseSettings):
     model: str = Field(
         "local", description="Default model SPEC (see `veriscribe doctor`)."
     )
+    lease_s: float = Field(
+        120.0,
+        ge=1.0,
+        description="Seconds a batch worker's claim on an article lasts without a "
+        "heartbeat; after that another worker takes the article over.",
+    )
     local_model: Path | None = Field(
         None,
         description="GGUF file for the `local` backend; default: the bundled model.",
