@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from veriscribe.cli.app import app
 from veriscribe.store.db import Store
 from veriscribe.store.runs import open_run_store
 
@@ -162,3 +165,46 @@ async def _share_and_kill(
     if named:  # three "machines": the dead one was found by its lease alone
         assert {w.split(":")[0] for w in outcomes} == set(hosts)
     assert sorted(outcomes.values(), key=str).count("finished") == 2
+
+
+def test_a_worker_needs_an_existing_run(db_target: str) -> None:
+    result = CliRunner().invoke(app, ["--db", db_target, "worker", "nope"])
+    assert result.exit_code == 1
+    assert "no run 'nope'" in result.output
+
+
+def test_a_worker_finishes_a_run_without_its_inputs(
+    db_target: str, shared_data: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # The run is registered from a copy of the inputs that is then deleted.
+    copy = tmp_path / "pcd.jsonl"
+    copy.write_bytes((shared_data / "articles" / "pcd.jsonl").read_bytes())
+    out = tmp_path / "first.jsonl"
+
+    async def register() -> None:
+        from veriscribe.graphs.abstract import AbstractOptions
+        from veriscribe.llm.factory import make_llm
+        from veriscribe.llm.spec import parse_spec
+        from veriscribe.service.batch import BatchRunner, RunConfig
+        from veriscribe.settings import Settings
+
+        config = RunConfig("sim", AbstractOptions(), [str(copy)], str(out), 2)
+        async with await Store.open(db_target) as store:
+            runs = open_run_store(store)
+            await runs.ensure_run(RUN, "abstract", config.as_dict())
+            llm = make_llm(parse_spec("sim"), Settings(), store)
+            await BatchRunner(store, runs, llm, RUN, config).register()
+
+    asyncio.run(register())
+    copy.unlink()
+    monkeypatch.delenv("VERISCRIBE_DB")
+    mine = tmp_path / "mine.jsonl"
+    result = CliRunner().invoke(
+        app, ["worker", RUN, "--db", db_target, "--out", str(mine), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["done"], summary["failed"], summary["out"]) == (11, 0, str(mine))
+    lines = [json.loads(line) for line in mine.read_text().splitlines()]
+    assert len(lines) == 11 and all(line["abstract"] for line in lines)
+    assert not out.exists()  # the run's own file was left to its owner

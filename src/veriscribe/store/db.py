@@ -86,6 +86,7 @@ T = TypeVar("T")
 
 _DSN = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
+_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
 
 
 def is_dsn(target: str | Path) -> bool:
@@ -95,7 +96,7 @@ def is_dsn(target: str | Path) -> bool:
 
 def shown_target(target: str | Path) -> str:
     """Return a database setting fit to print: a DSN's password is hidden."""
-    return _PASSWORD.sub(r"\1***@", str(target))
+    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", str(target)))
 
 
 def sqlite_path(target: str | Path) -> Path:

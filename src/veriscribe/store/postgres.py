@@ -74,9 +74,10 @@ def _connect(dsn: str) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.OperationalError as exc:
+        # libpq's message spans lines (the failure, then hints): one line is shown.
+        detail = " ".join(str(exc).split()) or type(exc).__name__
         raise ConfigError(
-            f"cannot reach the database {shown_target(dsn)}: "
-            f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
+            f"cannot reach the database {shown_target(dsn)}: {detail}"
         ) from exc
 
 
