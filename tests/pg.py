@@ -57,7 +57,7 @@ def throwaway_server(bindir: Path) -> Iterator[str]:
     run = [*prefix, str(bindir / "pg_ctl"), "-D", str(data)]
     subprocess.run(
         [*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust"]
-        + ["-U", "postgres", "--no-sync"],
+        + ["-U", "postgres", "--no-sync", "--encoding=UTF8", "--locale=C"],
         check=True,
         capture_output=True,
     )

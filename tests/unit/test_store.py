@@ -113,3 +113,24 @@ def test_a_sqlite_file_is_still_plain_sqlite(tmp_path: Path) -> None:
 async def _open_close(path: Path) -> None:
     async with await Store.open(path):
         pass
+
+
+async def test_text_sorts_by_code_point_on_both_stores(db_target: str) -> None:
+    ids = ["b", "B", "_x", "a", "Z9", "é", "a-1", "a1"]
+    async with await Store.open(db_target) as store:
+        await corpora.ensure_corpus(store, "c")
+        await store.executemany(
+            "INSERT INTO corpus_documents VALUES (?, ?, ?, ?, ?, ?)",
+            [("c", d, d, d, "h", 0.0) for d in ids],
+        )
+        listed = [d.doc_id for d in await corpora.documents(store, "c")]
+        if store.dialect.postgres:
+            # Whatever the database's locale: every text column sorts by code point.
+            other = await store.fetchall(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = 'public' AND data_type = 'text' "
+                "AND collation_name IS DISTINCT FROM 'C' "
+                "AND table_name NOT LIKE 'checkpoint%'"
+            )
+            assert other == []
+    assert listed == sorted(ids)

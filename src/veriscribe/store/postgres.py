@@ -72,7 +72,12 @@ class PgTx:
 
 def _connect(dsn: str) -> psycopg.Connection[Any]:
     try:
-        return psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        return psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            client_encoding="utf8",
+        )
     except psycopg.OperationalError as exc:
         # libpq's message spans lines (the failure, then hints): one line is shown.
         detail = " ".join(str(exc).split()) or type(exc).__name__
@@ -165,6 +170,7 @@ class PostgresStore(Store):
                 prepare_threshold=0,
                 row_factory=dict_row,
                 connect_timeout=CONNECT_TIMEOUT_S,
+                client_encoding="utf8",
             )
             self._saver_conn = await connect()
             saver = AsyncPostgresSaver(self._saver_conn)
