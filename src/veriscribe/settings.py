@@ -106,12 +106,19 @@ class Settings(BaseSettings):
         env_prefix="VERISCRIBE_", env_nested_delimiter="__", extra="forbid"
     )
 
-    db: Path = Field(
+    db: Path | str = Field(
         default_factory=lambda: default_data_dir() / "veriscribe.sqlite",
-        description="SQLite database holding runs, checkpoints, corpora and call logs.",
+        description="Database holding runs, checkpoints, corpora and call logs: a SQLite "
+        "file (a path or sqlite:PATH) or a PostgreSQL DSN (postgresql://...).",
     )
     model: str = Field(
         "local", description="Default model SPEC (see `veriscribe doctor`)."
+    )
+    lease_s: float = Field(
+        120.0,
+        ge=1.0,
+        description="Seconds a batch worker's claim on an article lasts without a "
+        "heartbeat; after that another worker takes the article over.",
     )
     local_model: Path | None = Field(
         None,

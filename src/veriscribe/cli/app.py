@@ -29,6 +29,15 @@ from veriscribe.cli.failure import GuardedGroup, configure_logging, fail
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import evaluation
 
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database: a SQLite file, or a PostgreSQL DSN (postgresql://...) that "
+        "workers on many machines share (default: VERISCRIBE_DB).",
+    ),
+]
+
 app = typer.Typer(
     name="veriscribe",
     help="Biomedical abstracts and guideline answers that a reader can check.",
@@ -65,9 +74,10 @@ def root_options(
             "in bytes (default: VERISCRIBE_MAX_INPUT_BYTES, 5000000).",
         ),
     ] = None,
+    db: DbOpt = None,
 ) -> None:
     """Biomedical abstracts and guideline answers that a reader can check."""
-    global_options.set(GlobalOptions(debug=debug, max_bytes=max_bytes))
+    global_options.set(GlobalOptions(debug=debug, max_bytes=max_bytes, db=db))
     configure_logging(debug=debug)
 
 
@@ -265,6 +275,39 @@ def batch(
             run_id=run_id,
             concurrency=concurrency,
             model=model,
+            on_progress=on_progress,
+        ),
+        quiet=quiet,
+        json_out=json_out,
+    )
+
+
+@app.command()
+def worker(
+    run_id: RunIdArg,
+    *,
+    db: DbOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Results file here (default: the run's own --out)."
+        ),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    base_url: BaseUrlOpt = None,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Work on an existing run beside other workers; no input files needed."""
+    settings = settings_for(None, base_url)
+    if db is not None:
+        settings = settings.with_overrides(db=db)
+    _run_batch_command(
+        lambda on_progress: service.work_run(
+            settings,
+            run_id,
+            out=out,
+            concurrency=concurrency,
             on_progress=on_progress,
         ),
         quiet=quiet,

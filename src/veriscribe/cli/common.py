@@ -27,6 +27,7 @@ class GlobalOptions:
 
     debug: bool = False
     max_bytes: int | None = None
+    db: str | None = None
 
 
 # Set by the root callback at the start of every invocation.
@@ -85,12 +86,14 @@ def settings_for(
         settings = Settings()
     except ValidationError as exc:
         fail(f"bad setting: {setting_problems(exc)}")
+    given = global_options.get() or GlobalOptions()
     return settings.with_overrides(
         model=model,
         base_url=base_url,
         endpoints=endpoints or None,
         endpoints_file=endpoints_file,
-        max_input_bytes=(global_options.get() or GlobalOptions()).max_bytes,
+        max_input_bytes=given.max_bytes,
+        db=given.db,
     )
 
 
