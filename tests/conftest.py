@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pg import ENV, fresh_database, pg_bin, throwaway_server
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SHARED_DATA = SHARED / "data"
@@ -41,3 +44,40 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("development data (../shared/data) not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def pg_admin() -> Iterator[str | None]:
+    """Yield the admin DSN of a PostgreSQL server for the tests, or None if there is none."""
+    given = os.environ.get(ENV)
+    if given:
+        yield given
+        return
+    bindir = pg_bin()
+    if bindir is None:
+        yield None
+        return
+    with throwaway_server(bindir) as dsn:
+        yield dsn
+
+
+@pytest.fixture
+def pg_dsn(pg_admin: str | None) -> Iterator[str]:
+    """Yield the DSN of a fresh, empty PostgreSQL database (skip if there is no server)."""
+    if pg_admin is None:
+        pytest.skip(f"no PostgreSQL: set {ENV} or install PostgreSQL's server binaries")
+    with fresh_database(pg_admin) as dsn:
+        yield dsn
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_target(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Return an empty database of each kind (also set as VERISCRIBE_DB)."""
+    if request.param == "sqlite":
+        target = str(tmp_path / "v.sqlite")
+    else:
+        target = request.getfixturevalue("pg_dsn")
+    monkeypatch.setenv("VERISCRIBE_DB", target)
+    return target

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import Reply, ScriptedChatModel, scripted_llm
-from veriscribe.checks.markers import MARKER_RE
+from veriscribe.checks.markers import MARKER_RE, split_sentences
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.llm.client import LLM
 from veriscribe.store import corpora
@@ -40,12 +40,21 @@ def cite(key: str, quote: str) -> str:
 
 
 def as_sentences(answer: str) -> list[dict[str, str]]:
-    """Turn an answer written with markers into the answer model's reply fields."""
+    """Turn an answer written with markers into the answer model's reply fields.
+
+    A marker credits the sentence it follows, as in a parsed answer: sentences before
+    that one become items without a quote.
+    """
     if answer.lower().startswith("not found"):
         return []
     items: list[dict[str, str]] = []
     cursor = 0
     for marker in MARKER_RE.finditer(answer):
+        before = split_sentences(answer[cursor : marker.start()])
+        for sentence in before[:-1]:
+            items.append({"sentence": sentence.text, "section_id": "", "quote": ""})
+        if before:
+            cursor += before[-1].start
         items.append(
             {
                 "sentence": answer[cursor : marker.start()].strip(),

@@ -34,16 +34,25 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # OpenAI-style keys, even when they did not come from this environment.
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), REDACTED),
 )
+# Keys read from variables named in configuration (an endpoint's ``api_key_env``),
+# whatever those variables are called.
+_remembered: set[str] = set()
+
+
+def remember_secret(value: str) -> None:
+    """Redact ``value`` from every later text, whatever variable it came from."""
+    if len(value.strip()) >= _MIN_SECRET_CHARS:
+        _remembered.add(value.strip())
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Return the values of secret-looking environment variables, longest first."""
+    """Return the secret-looking environment values and remembered keys, longest first."""
     env = os.environ if environ is None else environ
     values = {
         value.strip()
         for name, value in env.items()
         if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_SECRET_CHARS
-    }
+    } | _remembered
     return sorted(values, key=len, reverse=True)
 
 

@@ -78,7 +78,10 @@ class LLMSettings(BaseModel):
         "5xx, 429); after the last one the error says how long it tried.",
     )
     concurrency: int = Field(
-        4, ge=1, description="Model calls in flight at once (per process)."
+        4,
+        ge=1,
+        description="Model calls in flight at once (per process; with several "
+        "endpoints, per endpoint that sets no max_in_flight).",
     )
     threads: int = Field(2, ge=1, description="CPU threads of the embedded backend.")
     openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
@@ -103,12 +106,19 @@ class Settings(BaseSettings):
         env_prefix="VERISCRIBE_", env_nested_delimiter="__", extra="forbid"
     )
 
-    db: Path = Field(
+    db: Path | str = Field(
         default_factory=lambda: default_data_dir() / "veriscribe.sqlite",
-        description="SQLite database holding runs, checkpoints, corpora and call logs.",
+        description="Database holding runs, checkpoints, corpora and call logs: a SQLite "
+        "file (a path or sqlite:PATH) or a PostgreSQL DSN (postgresql://...).",
     )
     model: str = Field(
         "local", description="Default model SPEC (see `veriscribe doctor`)."
+    )
+    lease_s: float = Field(
+        120.0,
+        ge=1.0,
+        description="Seconds a batch worker's claim on an article lasts without a "
+        "heartbeat; after that another worker takes the article over.",
     )
     local_model: Path | None = Field(
         None,
@@ -116,6 +126,16 @@ class Settings(BaseSettings):
     )
     base_url: str | None = Field(
         None, description="Base URL for `openai:` SPECs (else OPENAI_BASE_URL)."
+    )
+    endpoints: list[str] = Field(
+        default_factory=list,
+        description="More servers for an `openai:`/`ollama:` SPEC (`--endpoint URL`, "
+        "repeated): calls are balanced over them and fail over between them.",
+    )
+    endpoints_file: Path | None = Field(
+        None,
+        description="TOML file of `[[endpoint]]` servers (url, kind, model, "
+        "max_in_flight, api_key_env); also `--endpoints FILE`.",
     )
     max_input_bytes: int = Field(
         DEFAULT_MAX_INPUT_BYTES,

@@ -363,9 +363,9 @@ class FailingOnce(ScriptedChatModel):
 
 
 async def test_resume_after_interruption_repeats_no_finished_branch(
-    tmp_path: Path,
+    db_target: str,
 ) -> None:
-    db = tmp_path / "resume.sqlite"
+    db = db_target
     async with await Store.open(db) as store:
         crashing = FailingOnce(responder=responder())
         with pytest.raises(VeriscribeError, match="process killed"):

@@ -417,9 +417,9 @@ async def test_transient_fault_is_retried(store: Store) -> None:
 
 
 async def test_interrupted_run_resumes_without_repeating_finished_calls(
-    tmp_path: Path,
+    db_target: str,
 ) -> None:
-    db = tmp_path / "resume.sqlite"
+    db = db_target
     answer = f"{SENT_DIAG} " + cite(DIAGNOSIS, "two separate occasions")
     first = Script(answer=answer)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,12 @@ class Model:
         self.yes = yes
         self.schemas: list[dict[str, Any]] = []
         self.kinds: list[str] = []
+        self.prompts: list[str] = []
 
     def __call__(self, prompt: str, kwargs: dict[str, Any]) -> str:
         if "Guideline sections:" in prompt:
             self.kinds.append("answer")
+            self.prompts.append(prompt)
             self.schemas.append(kwargs.get("format") or {})
             return json.dumps({"sentences": self.sentences})
         if "Does the guideline passage state this claim?" in prompt:
@@ -191,3 +194,96 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
         # Were the quote accepted, the judge reads the whole sentence, "Avoid" too.
         assert citation["source"].startswith("Avoid aspirin")
         assert "avoid" in found["note"]
+
+
+async def test_source_wording_answers_with_the_chosen_sentences(store: Store) -> None:
+    model = Model([{"source": "S2"}, {"source": "S1"}], yes=0.0)
+    result = await ask(store, model, cite_by="id", wording="source")
+    item = model.schemas[0]["properties"]["sentences"]["items"]
+    # The model only chooses: the schema has no sentence of its own to write.
+    assert list(item["properties"]) == ["source"]
+    shown = dict(re.findall(r"^\[(S\d+)\] (.+)$", model.prompts[0], re.MULTILINE))
+    assert [c["text"] for c in result["claims"]] == [shown["S2"], shown["S1"]]
+    for claim in result["claims"]:
+        assert claim["citations"][0]["quote"] == claim["text"]
+        assert claim["status"] == "certified" and claim["judged_by"] == "lexical"
+    # The lexical lane decided: the model was never asked to judge.
+    assert "judge" not in model.kinds
+
+
+async def test_source_wording_by_quote_has_no_sentence_field(store: Store) -> None:
+    model = Model([{"section_id": DRUGS, "quote": NOT_COMBINED}], yes=0.0)
+    result = await ask(store, model, wording="source")
+    item = model.schemas[0]["properties"]["sentences"]["items"]
+    for option in item.get("anyOf", [item]):
+        assert set(option["properties"]) == {"section_id", "quote"}
+    assert [c["text"] for c in result["claims"]] == [NOT_COMBINED]
+    assert result["claims"][0]["status"] == "certified"
+
+
+async def test_each_sentence_of_an_item_is_checked_against_its_quote(
+    store: Store,
+) -> None:
+    packed = "Thiazides are first-line. " + NOT_COMBINED
+    model = Model(
+        [{"section_id": DRUGS, "quote": NOT_COMBINED, "sentence": packed}], yes=0.0
+    )
+    result = await ask(store, model)
+    claims = result["claims"]
+    assert [c["text"] for c in claims] == ["Thiazides are first-line.", NOT_COMBINED]
+    # Both parts carry the item's quote: none rides uncited behind the other.
+    assert all(c["citations"][0]["quote"] == NOT_COMBINED for c in claims)
+    assert [c["status"] for c in claims] == ["unsupported", "certified"]
+
+
+async def test_a_sentence_read_that_restates_the_claim_recovers_it(
+    store: Store,
+) -> None:
+    first_line = (
+        "Thiazide diuretics, calcium channel blockers, ACE inhibitors and "
+        "angiotensin receptor blockers are first-line agents."
+    )
+    # The claim is another sentence of the section than the quote: the model's
+    # "yes" (here below a cut-off set out of reach) makes it partial only.
+    model = Model(
+        [{"section_id": DRUGS, "quote": NOT_COMBINED, "sentence": first_line}], yes=1.0
+    )
+    result = await ask(store, model, support_threshold=1.5)
+    (claim,) = result["claims"]
+    assert claim["status"] == "recovered"
+    assert claim["recovered_quote"] == first_line
+    assert claim["recovered_from"]["section_id"] == DRUGS.split(":")[1]
+    assert "word for word" in claim["note"]
+    # Found without the probe: the model was not asked for a span.
+    assert "recover" not in model.kinds
+
+
+async def test_the_bundled_model_yes_never_certifies(store: Store) -> None:
+    from veriscribe.nodes.qa.judge import scored_verdict
+
+    class Bundled:
+        label = "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+        async def choice_probs(self, *_: Any, **__: Any) -> Any:
+            class Reply:
+                value = {"yes": 0.99, "no": 0.01}
+
+            return Reply()
+
+    ruling = await scored_verdict(
+        Bundled(),  # type: ignore[arg-type]
+        QAOptions(),
+        QUESTION,
+        "ACE inhibitors should not be given together with ARBs.",
+        [NOT_COMBINED],
+    )
+    assert ruling["verdict"] == "partially_supported" and ruling["method"] == "model"
+    # A user who has measured the model may still choose a cut-off.
+    ruling = await scored_verdict(
+        Bundled(),  # type: ignore[arg-type]
+        QAOptions(support_threshold=0.9),
+        QUESTION,
+        "ACE inhibitors should not be given together with ARBs.",
+        [NOT_COMBINED],
+    )
+    assert ruling["verdict"] == "fully_supported"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import batch as batch_module
 from veriscribe.service.batch import BatchProgress, default_run_id, run_batch
 from veriscribe.settings import Settings
+from veriscribe.store.db import Store
 
 JATS = [
     "plos__journal.pone.0008519.xml",
@@ -22,8 +22,8 @@ JATS = [
 ]
 
 
-def settings(tmp_path: Path, name: str = "v.sqlite") -> Settings:
-    return Settings(db=tmp_path / name)
+def settings(db: str) -> Settings:
+    return Settings(db=db)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -32,11 +32,9 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(raw) for raw in text.splitlines()]
 
 
-def call_log(db: Path) -> dict[str, int]:
-    with sqlite3.connect(db) as conn:
-        return dict(
-            conn.execute("SELECT outcome, COUNT(*) FROM llm_calls GROUP BY outcome")
-        )
+async def call_log(db: str) -> dict[str, int]:
+    async with await Store.open(db) as store:
+        return await store.call_counts()
 
 
 @pytest.fixture
@@ -72,12 +70,12 @@ EXPECTED_ITEMS = 3 + 11 + 2 + 1 + 1
 
 
 async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
-    inputs: list[str], tmp_path: Path
+    inputs: list[str], tmp_path: Path, db_target: str
 ) -> None:
     out = tmp_path / "out.jsonl"
     seen: list[BatchProgress] = []
     summary = await run_batch(
-        settings(tmp_path),
+        settings(db_target),
         inputs,
         out,
         AbstractOptions(),
@@ -105,7 +103,7 @@ async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
     assert len(summary["failures"]) == summary["failed"] >= 3
     assert all(f["reason"] for f in summary["failures"])
     # The injected faults happened and were retried or recorded, not hidden.
-    log = call_log(tmp_path / "v.sqlite")
+    log = await call_log(db_target)
     assert log.get("timeout", 0) + log.get("unavailable", 0) > 0
     assert any(r.get("fallbacks") for r in results if "abstract" in r)
     # The model's call limit was used fully and never exceeded.
@@ -115,11 +113,11 @@ async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
 
 
 async def test_rerun_of_a_finished_configuration_makes_no_model_call(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, db_target: str
 ) -> None:
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
-    cfg = settings(tmp_path)
-    db = tmp_path / "v.sqlite"
+    cfg = settings(db_target)
+    db = db_target
     first = await run_batch(
         cfg,
         pcd,
@@ -128,7 +126,7 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         model="sim",
         handle_signals=False,
     )
-    made = call_log(db)["ok"]
+    made = (await call_log(db))["ok"]
     assert first["session"]["calls"] == made > 0
 
     # The same command: every item is done, nothing runs.
@@ -153,9 +151,12 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
     )
     assert other["session"]["calls"] == 0 and other["done"] == 11
     # Even with the checkpoints gone, the response cache answers every call.
-    with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM checkpoints")
-        conn.execute("DELETE FROM writes")
+    async with await Store.open(db) as store:
+        tables = ["checkpoints", "writes"]
+        if store.dialect.postgres:
+            tables = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]
+        for table in tables:
+            await store.execute(f"DELETE FROM {table}")
     third = await run_batch(
         cfg,
         pcd,
@@ -166,8 +167,8 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         handle_signals=False,
     )
     assert third["session"]["calls"] == 0 and third["done"] == 11
-    assert call_log(db)["ok"] == made
-    assert call_log(db)["cached"] == made
+    assert (await call_log(db))["ok"] == made
+    assert (await call_log(db))["cached"] == made
     abstracts = {
         name: {r["source"]: r["abstract"] for r in lines(tmp_path / name)}
         for name in ("a.jsonl", "b.jsonl", "c.jsonl")
@@ -176,7 +177,10 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
 
 
 async def test_failed_items_are_retried_and_their_lines_replaced(
-    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared_data: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    db_target: str,
 ) -> None:
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
     real = batch_module.run_abstract
@@ -189,7 +193,7 @@ async def test_failed_items_are_retried_and_their_lines_replaced(
 
     monkeypatch.setattr(batch_module, "run_abstract", flaky)
     out = tmp_path / "out.jsonl"
-    cfg = settings(tmp_path)
+    cfg = settings(db_target)
     first = await run_batch(
         cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
     )
@@ -209,11 +213,11 @@ async def test_failed_items_are_retried_and_their_lines_replaced(
 
 
 async def test_output_file_is_repaired_from_the_database(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, db_target: str
 ) -> None:
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
     out = tmp_path / "out.jsonl"
-    cfg = settings(tmp_path)
+    cfg = settings(db_target)
     await run_batch(cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False)
     original = out.read_text().splitlines()
     # Lose two lines, duplicate one, and leave half a line at the end.
@@ -228,10 +232,10 @@ async def test_output_file_is_repaired_from_the_database(
 
 
 async def test_a_run_id_of_another_configuration_is_refused(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, db_target: str
 ) -> None:
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
-    cfg = settings(tmp_path)
+    cfg = settings(db_target)
     await run_batch(
         cfg,
         pcd,
@@ -254,13 +258,13 @@ async def test_a_run_id_of_another_configuration_is_refused(
 
 
 async def test_an_output_file_of_something_else_is_left_alone(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, db_target: str
 ) -> None:
     out = tmp_path / "notes.jsonl"
     out.write_text('{"mine": true}\n')
     with pytest.raises(InputError, match="another --out"):
         await run_batch(
-            settings(tmp_path),
+            settings(db_target),
             [str(shared_data / "articles" / "pcd.jsonl")],
             out,
             AbstractOptions(),
@@ -279,13 +283,13 @@ def test_run_id_depends_on_inputs_options_and_model() -> None:
 
 
 async def test_two_workers_share_a_run_without_doing_an_item_twice(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, db_target: str
 ) -> None:
     import asyncio
 
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
     out = tmp_path / "out.jsonl"
-    cfg = settings(tmp_path)
+    cfg = settings(db_target)
 
     def worker() -> Any:
         return run_batch(
@@ -305,6 +309,8 @@ async def test_two_workers_share_a_run_without_doing_an_item_twice(
     results = lines(out)
     assert len(results) == len({r["source"] for r in results}) == 11
     assert len(second["sessions"]) == 2
-    with sqlite3.connect(tmp_path / "v.sqlite") as conn:
-        attempts = [row[0] for row in conn.execute("SELECT attempts FROM run_items")]
+    async with await Store.open(db_target) as store:
+        attempts = [
+            row[0] for row in await store.fetchall("SELECT attempts FROM run_items")
+        ]
     assert attempts == [1] * 11

@@ -1,4 +1,7 @@
-"""The run store: registration, atomic claims, dead workers, lost claims."""
+"""The run store: registration, atomic claims, dead workers, lost claims.
+
+Every test runs on SQLite and on PostgreSQL (``db_target``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import asyncio
 import json
 import os
 import socket
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,7 @@ from veriscribe.store.db import Store
 from veriscribe.store.runs import (
     NewItem,
     Outcome,
-    SqliteRunStore,
+    SqlRunStore,
     new_worker_id,
     worker_alive,
 )
@@ -34,16 +36,16 @@ def done(text: str = "{}") -> Outcome:
 
 
 @pytest.fixture
-async def runs(tmp_path: Path) -> SqliteRunStore:
-    store = await Store.open(tmp_path / "v.sqlite")
-    run_store = SqliteRunStore(store)
+async def runs(db_target: str) -> SqlRunStore:
+    store = await Store.open(db_target)
+    run_store = SqlRunStore(store)
     await run_store.ensure_run(RUN, "abstract", {"model": "sim"})
     yield run_store  # type: ignore[misc]
     await store.close()
 
 
 async def test_claims_take_heaviest_first_and_never_twice(
-    runs: SqliteRunStore,
+    runs: SqlRunStore,
 ) -> None:
     await runs.put_items(RUN, items(5))
     first = await runs.claim(RUN, "w1", 2)
@@ -54,15 +56,14 @@ async def test_claims_take_heaviest_first_and_never_twice(
     assert all(c.attempts == 1 for c in first + second)
 
 
-async def test_two_connections_claim_disjoint_items(tmp_path: Path) -> None:
-    path = tmp_path / "shared.sqlite"
-    stores = [await Store.open(path) for _ in range(3)]
+async def test_two_connections_claim_disjoint_items(db_target: str) -> None:
+    stores = [await Store.open(db_target) for _ in range(3)]
     try:
-        runs = [SqliteRunStore(s) for s in stores]
+        runs = [SqlRunStore(s) for s in stores]
         await runs[0].ensure_run(RUN, "abstract", {})
         await runs[0].put_items(RUN, items(60))
 
-        async def drain(store: SqliteRunStore, worker: str) -> list[str]:
+        async def drain(store: SqlRunStore, worker: str) -> list[str]:
             got: list[str] = []
             while claims := await store.claim(RUN, worker, 3):
                 got += [c.item_id for c in claims]
@@ -77,7 +78,7 @@ async def test_two_connections_claim_disjoint_items(tmp_path: Path) -> None:
     assert sorted(flat) == sorted(f"a{i}" for i in range(60))
 
 
-async def test_finish_needs_the_claim(runs: SqliteRunStore) -> None:
+async def test_finish_needs_the_claim(runs: SqlRunStore) -> None:
     await runs.put_items(RUN, items(1))
     (claim,) = await runs.claim(RUN, "w1", 1)
     assert not await runs.finish(RUN, "w2", claim.item_id, done())
@@ -88,7 +89,7 @@ async def test_finish_needs_the_claim(runs: SqliteRunStore) -> None:
     assert await runs.results(RUN, ["a0"]) == {"a0": '{"x": 1}'}
 
 
-async def test_claims_of_a_dead_process_are_reclaimed(runs: SqliteRunStore) -> None:
+async def test_claims_of_a_dead_process_are_reclaimed(runs: SqlRunStore) -> None:
     await runs.put_items(RUN, items(3))
     dead = f"{socket.gethostname()}:{2**22 + 12345}:deadbeef"
     assert worker_alive(dead) is False
@@ -102,7 +103,7 @@ async def test_claims_of_a_dead_process_are_reclaimed(runs: SqliteRunStore) -> N
     assert (counts.pending, counts.running) == (2, 1)
 
 
-async def test_old_claims_expire_after_the_lease(runs: SqliteRunStore) -> None:
+async def test_old_claims_expire_after_the_lease(runs: SqlRunStore) -> None:
     await runs.put_items(RUN, items(2))
     await runs.claim(RUN, "remote-host:1:abc", 2)
     assert await runs.reclaim(RUN, lease_s=3600) == 0
@@ -110,7 +111,7 @@ async def test_old_claims_expire_after_the_lease(runs: SqliteRunStore) -> None:
     assert await runs.reclaim(RUN, lease_s=0.01) == 2
 
 
-async def test_release_returns_a_workers_claims(runs: SqliteRunStore) -> None:
+async def test_release_returns_a_workers_claims(runs: SqlRunStore) -> None:
     await runs.put_items(RUN, items(3))
     await runs.claim(RUN, "w1", 2)
     await runs.claim(RUN, "w2", 1)
@@ -120,7 +121,7 @@ async def test_release_returns_a_workers_claims(runs: SqliteRunStore) -> None:
 
 
 async def test_registering_again_keeps_done_retries_failed_restarts_changed(
-    runs: SqliteRunStore,
+    runs: SqlRunStore,
 ) -> None:
     await runs.put_items(RUN, items(4))
     claims = await runs.claim(RUN, "w", 4)
@@ -148,7 +149,7 @@ async def test_registering_again_keeps_done_retries_failed_restarts_changed(
     assert failed.reason == "bad XML"
 
 
-async def test_sessions_record_workers(runs: SqliteRunStore) -> None:
+async def test_sessions_record_workers(runs: SqlRunStore) -> None:
     await runs.start_session(RUN, "w1")
     await runs.heartbeat(RUN, "w1")
     await runs.end_session(RUN, "w1", "finished")
@@ -156,9 +157,51 @@ async def test_sessions_record_workers(runs: SqliteRunStore) -> None:
     assert session.outcome == "finished" and session.seconds >= 0
 
 
-async def test_run_config_round_trips(runs: SqliteRunStore) -> None:
+async def test_run_config_round_trips(runs: SqlRunStore) -> None:
     record = await runs.ensure_run(RUN, "abstract", {"model": "sim", "out": "x"})
     assert record.config == {"model": "sim", "out": "x"}
     assert [r.run_id for r in await runs.list_runs()] == [RUN]
     assert json.loads(json.dumps(record.config)) == record.config
     assert os.environ.get("VERISCRIBE_DB")  # the test database is private
+
+
+async def test_claims_from_many_connections_at_once_never_overlap(
+    db_target: str,
+) -> None:
+    stores = [await Store.open(db_target) for _ in range(4)]
+    try:
+        runs = [SqlRunStore(s) for s in stores]
+        await runs[0].ensure_run(RUN, "abstract", {})
+        await runs[0].put_items(RUN, items(400))
+
+        async def drain(store: SqlRunStore, worker: str) -> list[str]:
+            got: list[str] = []
+            while claims := await store.claim(RUN, worker, 5):
+                for claim in claims:
+                    assert await store.finish(RUN, worker, claim.item_id, done())
+                got += [c.item_id for c in claims]
+            return got
+
+        taken = await asyncio.gather(
+            *(drain(r, f"w{i}:{j}") for i, r in enumerate(runs) for j in range(3))
+        )
+    finally:
+        for store in stores:
+            await store.close()
+    flat = [item for got in taken for item in got]
+    assert len(flat) == 400 and set(flat) == {f"a{i}" for i in range(400)}
+    assert sum(1 for got in taken if got) > 1  # the work was shared
+
+
+async def test_a_heartbeat_keeps_claims_past_the_lease(runs: SqlRunStore) -> None:
+    await runs.put_items(RUN, items(2))
+    await runs.start_session(RUN, "remote-host:1:abc")
+    await runs.claim(RUN, "remote-host:1:abc", 1)
+    await runs.claim(RUN, "remote-host:2:def", 1)
+    await asyncio.sleep(0.3)
+    await runs.heartbeat(RUN, "remote-host:1:abc")
+    assert await runs.reclaim(RUN, lease_s=0.2) == 1
+    held = {i.claimed_by for i in await runs.items(RUN, "running")}
+    assert held == {"remote-host:1:abc"}
+    (session,) = await runs.sessions(RUN)
+    assert session.outcome is None

@@ -1,41 +1,136 @@
+import asyncio
+import hashlib
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from veriscribe.errors import ConfigError
-from veriscribe.store.db import Store
+from veriscribe.store import corpora
+from veriscribe.store.db import CachedResponse, Store
 from veriscribe.store.migrations import MIGRATIONS
 
 
-async def test_migrations_are_named_recorded_and_idempotent(tmp_path: Path) -> None:
-    path = tmp_path / "v.sqlite"
-    async with await Store.open(path) as store:
+async def test_migrations_are_named_recorded_and_idempotent(db_target: str) -> None:
+    async with await Store.open(db_target) as store:
         assert await store.applied_migrations() == [m.name for m in MIGRATIONS]
         assert await store.migrate() == []
-    async with await Store.open(path) as again:
+    async with await Store.open(db_target) as again:
         assert await again.migrate() == []
+        for table in ("llm_calls", "llm_cache", "run_items", "corpus_sections"):
+            assert await again.fetchone(f"SELECT COUNT(*) FROM {table}") == (0,)
+
+
+async def test_stores_opened_together_migrate_once(db_target: str) -> None:
+    stores = await asyncio.gather(*(Store.open(db_target) for _ in range(4)))
+    try:
+        names = await stores[0].fetchall("SELECT name FROM schema_migrations")
+        assert sorted(n for (n,) in names) == sorted(m.name for m in MIGRATIONS)
+        # The checkpointer's own migrations, from several stores at once, too.
+        await asyncio.gather(*(s.checkpointer() for s in stores))
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_the_call_log_and_cache_round_trip(db_target: str) -> None:
+    async with await Store.open(db_target) as store:
+        await store.cache_put("k", CachedResponse("first", 1, 2))
+        await store.cache_put("k", CachedResponse("second", 3, 4))
+        assert await store.cache_get("k") == CachedResponse("second", 3, 4)
+        assert await store.cache_get("other") is None
+        for outcome in ("ok", "ok", "cached"):
+            await store.log_call(
+                backend="sim",
+                model="m",
+                prompt_id="p",
+                outcome=outcome,
+                prompt_tokens=5,
+                output_tokens=2,
+                thread_id="t",
+                run_id="r",
+            )
+        usage = await store.thread_usage("t", 0.0)
+        assert usage == {
+            "calls": 2,
+            "prompt_tokens": 15,
+            "output_tokens": 6,
+            "cached_calls": 1,
+        }
+        assert await store.call_counts("r") == {"ok": 2, "cached": 1}
+        (at,) = await store.fetchone("SELECT MAX(at) FROM llm_calls") or (0,)
+        assert at > 1.7e9 and at != round(at)  # a full-precision timestamp
+
+
+async def test_corpus_version_follows_the_documents(db_target: str) -> None:
+    async with await Store.open(db_target) as store:
+        await corpora.ensure_corpus(store, "c")
+        await corpora.ensure_corpus(store, "c")  # a second time changes nothing
+        assert await corpora.corpus_version(store, "c") == "0:e3b0c44298fc1c14"
+        await store.executemany(
+            "INSERT INTO corpus_documents VALUES (?, ?, ?, ?, ?, ?)",
+            [("c", d, d, d, h, 0.0) for d, h in (("b", "h2"), ("a", "h1"))],
+        )
+        version = await corpora.corpus_version(store, "c")
+        assert version.startswith("2:") and version != "0:e3b0c44298fc1c14"
+        assert version == "2:" + hashlib.sha256(b"h1,h2").hexdigest()[:16]
+
+
+async def test_database_file_is_created_under_missing_dirs(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "v.sqlite"
+    async with await Store.open(f"sqlite:{path}"):
+        pass
+    assert path.is_file()
+
+
+async def test_a_database_from_a_newer_version_is_refused(db_target: str) -> None:
+    async with await Store.open(db_target) as store:
+        await store.execute(
+            "INSERT INTO schema_migrations VALUES ('9999_from_the_future', 0)"
+        )
+    with pytest.raises(ConfigError, match="written by a newer veriscribe"):
+        await Store.open(db_target)
+
+
+async def test_an_unreachable_server_is_one_clear_error() -> None:
+    with pytest.raises(ConfigError, match="cannot reach the database") as caught:
+        await Store.open("postgresql://someone:secret@127.0.0.1:9/none")
+    assert "secret" not in str(caught.value)
+
+
+def test_a_sqlite_file_is_still_plain_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "v.sqlite"
+    asyncio.run(_open_close(path))
     tables = {
         row[0]
         for row in sqlite3.connect(path).execute(
             "SELECT name FROM sqlite_master WHERE type='table'"
         )
     }
-    assert {"llm_calls", "llm_cache", "schema_migrations"} <= tables
+    assert {"llm_calls", "llm_cache", "schema_migrations", "runs"} <= tables
 
 
-async def test_database_file_is_created_under_missing_dirs(tmp_path: Path) -> None:
-    path = tmp_path / "a" / "b" / "v.sqlite"
+async def _open_close(path: Path) -> None:
     async with await Store.open(path):
         pass
-    assert path.is_file()
 
 
-async def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "v.sqlite"
-    async with await Store.open(path):
-        pass
-    with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO schema_migrations VALUES ('9999_from_the_future', 0)")
-    with pytest.raises(ConfigError, match="written by a newer veriscribe"):
-        await Store.open(path)
+async def test_text_sorts_by_code_point_on_both_stores(db_target: str) -> None:
+    ids = ["b", "B", "_x", "a", "Z9", "é", "a-1", "a1"]
+    async with await Store.open(db_target) as store:
+        await corpora.ensure_corpus(store, "c")
+        await store.executemany(
+            "INSERT INTO corpus_documents VALUES (?, ?, ?, ?, ?, ?)",
+            [("c", d, d, d, "h", 0.0) for d in ids],
+        )
+        listed = [d.doc_id for d in await corpora.documents(store, "c")]
+        if store.dialect.postgres:
+            # Whatever the database's locale: every text column sorts by code point.
+            other = await store.fetchall(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = 'public' AND data_type = 'text' "
+                "AND collation_name IS DISTINCT FROM 'C' "
+                "AND table_name NOT LIKE 'checkpoint%'"
+            )
+            assert other == []
+    assert listed == sorted(ids)

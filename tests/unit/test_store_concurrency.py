@@ -136,12 +136,12 @@ async def test_every_cursor_is_closed_on_the_connection_thread(
 
 
 async def test_concurrent_summary_writers_share_one_store(
-    tmp_path: Path, shared_data: Path
+    db_target: str, shared_data: Path
 ) -> None:
     # The shape of `corpus add`: many batches of summaries written at once, each with
     # its logged model call, while other coroutines read. Before cursors were closed
     # on the connection thread this failed in nearly every run.
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+    async with await Store.open(db_target) as store:
         await corpora.ensure_corpus(store, "c")
         for path in _ngc(shared_data, 3):
             for doc in read_guideline_path(path):
@@ -172,7 +172,9 @@ async def test_concurrent_summary_writers_share_one_store(
         assert await store.call_counts() == {"ok": writers * 20}
 
 
-async def test_corpus_add_summarises_every_cpgqa_passage(shared_data: Path) -> None:
+async def test_corpus_add_summarises_every_cpgqa_passage(
+    shared_data: Path, db_target: str
+) -> None:
     passages = shared_data / "guidelines" / "cpgqa" / "passages.jsonl"
     report = await add_corpus(Settings(), "cpgqa", [passages], model="sim")
     assert len(report.added) == 1
@@ -180,8 +182,8 @@ async def test_corpus_add_summarises_every_cpgqa_passage(shared_data: Path) -> N
     assert "missing" not in report.summaries
 
 
-async def test_a_failed_transaction_takes_nothing_else_with_it(tmp_path: Path) -> None:
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+async def test_a_failed_transaction_takes_nothing_else_with_it(db_target: str) -> None:
+    async with await Store.open(db_target) as store:
 
         def failing(tx: Any) -> None:
             tx.execute("INSERT INTO corpora VALUES ('gone', 0, 0)")
@@ -208,8 +210,8 @@ async def test_a_failed_transaction_takes_nothing_else_with_it(tmp_path: Path) -
         assert await corpora.corpus_exists(store, "kept")
 
 
-async def test_helpers_return_rows_and_change_counts(tmp_path: Path) -> None:
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+async def test_helpers_return_rows_and_change_counts(db_target: str) -> None:
+    async with await Store.open(db_target) as store:
         added = await store.executemany(
             "INSERT INTO corpora VALUES (?, ?, ?)", [(f"c{i}", i, i) for i in range(5)]
         )

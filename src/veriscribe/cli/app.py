@@ -14,6 +14,8 @@ from veriscribe import service
 from veriscribe.cli import qa, render
 from veriscribe.cli.common import (
     BaseUrlOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
     GlobalOptions,
     JsonOpt,
     ModelOpt,
@@ -26,6 +28,15 @@ from veriscribe.cli.common import (
 from veriscribe.cli.failure import GuardedGroup, configure_logging, fail
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import evaluation
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database: a SQLite file, or a PostgreSQL DSN (postgresql://...) that "
+        "workers on many machines share (default: VERISCRIBE_DB).",
+    ),
+]
 
 app = typer.Typer(
     name="veriscribe",
@@ -63,18 +74,24 @@ def root_options(
             "in bytes (default: VERISCRIBE_MAX_INPUT_BYTES, 5000000).",
         ),
     ] = None,
+    db: DbOpt = None,
 ) -> None:
     """Biomedical abstracts and guideline answers that a reader can check."""
-    global_options.set(GlobalOptions(debug=debug, max_bytes=max_bytes))
+    global_options.set(GlobalOptions(debug=debug, max_bytes=max_bytes, db=db))
     configure_logging(debug=debug)
 
 
 @app.command()
 def doctor(
-    *, model: ModelOpt = None, base_url: BaseUrlOpt = None, json_out: JsonOpt = False
+    *,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Check a backend with one real round trip and measure tokens per second."""
-    settings = settings_for(model, base_url)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
     report = run(service.doctor(settings, model)).as_dict()
     if json_out:
         render.print_json(report)
@@ -146,13 +163,15 @@ def abstract(
     labeller: LabellerOpt = "auto",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     json_out: JsonOpt = False,
     out: Annotated[
         Path | None, typer.Option("--out", help="Also write the JSON here.")
     ] = None,
 ) -> None:
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
-    settings = settings_for(model, base_url)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
     options = abstract_options(split, prompt, entities, lean, labeller)
     if json_out:
         result = run(service.generate_abstract(settings, path, options, model=model))
@@ -239,11 +258,13 @@ def batch(
     labeller: LabellerOpt = "auto",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     quiet: QuietOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Write abstracts for many articles, resumably: run it again to continue."""
-    settings = settings_for(model, base_url)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
     options = abstract_options(split, prompt, entities, lean, labeller)
     _run_batch_command(
         lambda on_progress: service.run_batch(
@@ -254,6 +275,39 @@ def batch(
             run_id=run_id,
             concurrency=concurrency,
             model=model,
+            on_progress=on_progress,
+        ),
+        quiet=quiet,
+        json_out=json_out,
+    )
+
+
+@app.command()
+def worker(
+    run_id: RunIdArg,
+    *,
+    db: DbOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Results file here (default: the run's own --out)."
+        ),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    base_url: BaseUrlOpt = None,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Work on an existing run beside other workers; no input files needed."""
+    settings = settings_for(None, base_url)
+    if db is not None:
+        settings = settings.with_overrides(db=db)
+    _run_batch_command(
+        lambda on_progress: service.work_run(
+            settings,
+            run_id,
+            out=out,
+            concurrency=concurrency,
             on_progress=on_progress,
         ),
         quiet=quiet,
@@ -287,11 +341,13 @@ def runs_resume(
     *,
     concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     quiet: QuietOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Continue a run: skip finished articles, retry failed ones, repair the output."""
-    settings = settings_for(None, base_url)
+    settings = settings_for(None, base_url, endpoint, endpoints_file)
     _run_batch_command(
         lambda on_progress: service.resume_run(
             settings, run_id, concurrency=concurrency, on_progress=on_progress
@@ -361,13 +417,15 @@ def eval_abstracts(
     ] = 3,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
     from veriscribe.metrics.scorers import load_scorer_spec
     from veriscribe.service.abstract_support import support_checker
 
-    settings = settings_for(model, base_url)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
 
     async def evaluate() -> dict[str, Any]:
         for spec in scorer or []:
@@ -440,13 +498,15 @@ def baseline_naive(
     out: BaselineOutOpt,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     concurrency: ConcurrencyOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """One prompt with the whole article (cut to the context, recorded) per abstract."""
     from veriscribe.service.baselines import run_naive
 
-    settings = settings_for(model, base_url)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
     if json_out:
         summary = run(
             run_naive(settings, inputs, out, model=model, concurrency=concurrency)
@@ -480,11 +540,13 @@ def eval_labels(
     ] = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     plot: PlotOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Score the first-sentence labeller(s) on BIORC800-format data."""
-    settings = settings_for(model, base_url)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
     names = tuple(labeller or ["classifier"])
     report = run(
         evaluation.eval_labels(

@@ -27,6 +27,7 @@ class GlobalOptions:
 
     debug: bool = False
     max_bytes: int | None = None
+    db: str | None = None
 
 
 # Set by the root callback at the start of every invocation.
@@ -44,6 +45,24 @@ BaseUrlOpt = Annotated[
     str | None,
     typer.Option("--base-url", help="Server URL for openai: SPECs (vLLM, llama.cpp)."),
 ]
+EndpointOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--endpoint",
+        metavar="URL",
+        help="A server of the ollama:/openai: model (repeat for several: calls are "
+        "balanced over them and fail over between them).",
+    ),
+]
+EndpointsFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--endpoints",
+        metavar="FILE",
+        help="TOML file of endpoint tables (url, kind, model, max_in_flight, "
+        "api_key_env); default: VERISCRIBE_ENDPOINTS_FILE.",
+    ),
+]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON only.")
 ]
@@ -53,7 +72,12 @@ PlotOpt = Annotated[
 ]
 
 
-def settings_for(model: str | None = None, base_url: str | None = None) -> Settings:
+def settings_for(
+    model: str | None = None,
+    base_url: str | None = None,
+    endpoints: list[str] | None = None,
+    endpoints_file: Path | None = None,
+) -> Settings:
     """Return settings from the environment with CLI overrides applied.
 
     The global options (``veriscribe --max-bytes N ...``) are overrides too.
@@ -62,10 +86,14 @@ def settings_for(model: str | None = None, base_url: str | None = None) -> Setti
         settings = Settings()
     except ValidationError as exc:
         fail(f"bad setting: {setting_problems(exc)}")
+    given = global_options.get() or GlobalOptions()
     return settings.with_overrides(
         model=model,
         base_url=base_url,
-        max_input_bytes=(global_options.get() or GlobalOptions()).max_bytes,
+        endpoints=endpoints or None,
+        endpoints_file=endpoints_file,
+        max_input_bytes=given.max_bytes,
+        db=given.db,
     )
 
 

@@ -27,6 +27,7 @@ from veriscribe.cli.terminal import sanitize
 from veriscribe.errors import VeriscribeError
 from veriscribe.redaction import redact
 from veriscribe.settings import Settings, default_data_dir
+from veriscribe.store.db import sqlite_path
 
 ERROR_LOG_NAME = "veriscribe-errors.log"
 LOG_MAX_BYTES = 1_000_000
@@ -43,12 +44,12 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def error_log_path() -> Path:
     """Return the error log: beside the database, else in the data directory."""
     try:
-        db = Settings().db.expanduser()
+        db = Settings().db
     except ValueError:  # bad settings: reported by the command itself
         return default_data_dir() / ERROR_LOG_NAME
     if "://" in str(db):
         return default_data_dir() / ERROR_LOG_NAME
-    return db.parent / ERROR_LOG_NAME
+    return sqlite_path(db).parent / ERROR_LOG_NAME
 
 
 class _LogFile(RotatingFileHandler):

@@ -14,6 +14,8 @@ import typer
 from veriscribe.cli import render
 from veriscribe.cli.common import (
     BaseUrlOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
     JsonOpt,
     ModelOpt,
     PlotOpt,
@@ -29,6 +31,7 @@ from veriscribe.nodes.qa.state import (
     JudgeMethod,
     QAOptions,
     Retriever,
+    Wording,
 )
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
@@ -54,6 +57,14 @@ CiteByOpt = Annotated[
     typer.Option(
         "--cite-by",
         help="Constrained citations name a sentence by its text (quote) or id (id).",
+    ),
+]
+WordingOpt = Annotated[
+    Wording,
+    typer.Option(
+        "--wording",
+        help="Constrained answers: own, the model words each sentence from its quote; "
+        "source, each sentence is the cited guideline sentence itself.",
     ),
 ]
 JudgeMethodOpt = Annotated[
@@ -173,10 +184,12 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         *,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Add guideline documents to a corpus and summarise their sections."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         if json_out:
             report = run(corpora.add_corpus(settings, name, paths, model=model))
             render.print_json(report.as_dict())
@@ -247,13 +260,16 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         no_judge: NoJudgeOpt = False,
         citations: CitationsOpt = "constrained",
         cite_by: CiteByOpt = "quote",
+        wording: WordingOpt = "own",
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Answer a question from a guideline corpus with checked verbatim citations."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         options = QAOptions(
             retriever=retriever,
             k=k,
@@ -261,6 +277,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             judge=not no_judge,
             citations=citations,
             cite_by=cite_by,
+            wording=wording,
             judge_method=judge_method,
         )
         if questions is not None or question is None:
@@ -325,17 +342,21 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
         citations: CitationsOpt = "constrained",
         cite_by: CiteByOpt = "quote",
+        wording: WordingOpt = "own",
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
     ) -> None:
         """Chat with a guideline corpus; every claim of every answer is checked."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         options = QAOptions(
             retriever=retriever,
             k=k,
             citations=citations,
             cite_by=cite_by,
+            wording=wording,
             judge_method=judge_method,
         )
         run(chat_loop(settings, corpus, session, options, model))
@@ -372,10 +393,12 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         judge_method: JudgeMethodOpt = "scored",
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Check an answer that carries {{cite:doc:section|quote}} markers."""
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         given = read_answer(answer)
 
         def check(on_stage: qa_service.OnStage | None = None) -> dict[str, Any]:
@@ -457,6 +480,8 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = 3,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Measure support judges on labelled claim/source pairs built from a corpus."""
@@ -466,7 +491,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         if unknown := [m for m in methods if m not in ("scored", "sampled")]:
             render.error_line(f"--method takes scored or sampled, not {unknown[0]!r}")
             raise typer.Exit(1)
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         report = run(
             evaluate(
                 settings,
@@ -507,12 +532,14 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = 40,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Write a question set from sampled sections, gated; run again to resume."""
         from veriscribe.service.questions import make_questions, parse_styles
 
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         chosen = guarded(lambda: parse_styles(styles))
 
         def make(on_item: Any) -> dict[str, Any]:
@@ -554,6 +581,8 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         ] = None,
         model: ModelOpt = None,
         base_url: BaseUrlOpt = None,
+        endpoint: EndpointOpt = None,
+        endpoints_file: EndpointsFileOpt = None,
         plot: PlotOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
@@ -575,7 +604,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         if not cut_offs or cut_offs[0] < 1:
             render.error_line("--k needs cut-offs of 1 or more")
             raise typer.Exit(1)
-        settings = settings_for(model, base_url)
+        settings = settings_for(model, base_url, endpoint, endpoints_file)
         report = run(
             evaluate(
                 settings,

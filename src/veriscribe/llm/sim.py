@@ -56,6 +56,28 @@ def _first(messages: list[BaseMessage], kind: type[BaseMessage]) -> str:
     return next((str(m.content) for m in messages if isinstance(m, kind)), "")
 
 
+def sim_reply(
+    messages: list[BaseMessage], schema: dict[str, Any] | None, seed: int = 0
+) -> str:
+    """Return the simulated model's fault-free reply (JSON when a schema is given)."""
+    prompt = _prompt_text(messages)
+    user = _first(messages, HumanMessage)
+    system = _first(messages, SystemMessage)
+    # Seeded by the prompt alone, not by a repair turn: a repaired reply says
+    # what the first reply would have said.
+    asked = hashlib.sha256(f"{system}\n{user}".encode()).hexdigest()
+    rng = random.Random(f"{seed}:{asked}")
+    if schema is None:
+        text = text_reply(user, rng)
+        if text is None:
+            text = " ".join(_WORD.findall(prompt)[-40:]) or "ok"
+        return text
+    value = json_reply(user, system, schema, rng)
+    if value is None:
+        value = SchemaFaker(prompt, rng, schema).make(schema)
+    return json.dumps(value)
+
+
 class SimChatModel(BaseChatModel):
     """A chat model that answers instantly (after ``latency``) and fails on purpose."""
 
@@ -86,21 +108,7 @@ class SimChatModel(BaseChatModel):
             return INVALID_JSON, fault
         if fault == "empty":
             return "", fault
-        user = _first(messages, HumanMessage)
-        system = _first(messages, SystemMessage)
-        # Seeded by the prompt alone, not by a repair turn: a repaired reply says
-        # what the first reply would have said.
-        asked = hashlib.sha256(f"{system}\n{user}".encode()).hexdigest()
-        rng = random.Random(f"{self.seed}:{asked}")
-        if schema is None:
-            text = text_reply(user, rng)
-            if text is None:
-                text = " ".join(_WORD.findall(prompt)[-40:]) or "ok"
-            return text, fault
-        value = json_reply(user, system, schema, rng)
-        if value is None:
-            value = SchemaFaker(prompt, rng, schema).make(schema)
-        return json.dumps(value), fault
+        return sim_reply(messages, schema, self.seed), fault
 
     def _result(self, content: str, messages: list[BaseMessage]) -> ChatResult:
         prompt_tokens = max(1, len(_prompt_text(messages)) // 4)

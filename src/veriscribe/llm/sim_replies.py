@@ -189,6 +189,9 @@ _FENCED = re.compile(
 )
 
 
+_UNIT_LINE = re.compile(r"^\[(S\d+)\] (.+)$", re.MULTILINE)
+
+
 def fenced_sources(text: str) -> list[tuple[str, str]]:
     """Return the (key, text) of every fenced guideline section in a prompt."""
     return [(key, body) for _, key, body in _FENCED.findall(text)]
@@ -198,11 +201,19 @@ def cited_sentences(user: str, rng: random.Random) -> list[dict[str, str]]:
     """Answer with one sentence per source (up to three), each quoting its source."""
     cited = []
     for key, body in fenced_sources(user)[:3]:
-        pool = [s for s in sentences(body) if _words(s) >= 5]
+        numbered = dict(_UNIT_LINE.findall(body))
+        pool = [s for s in numbered.values() or sentences(body) if _words(s) >= 5]
         if not pool:
             continue
         quote = pool[rng.randrange(min(3, len(pool)))]
-        cited.append({"sentence": rephrase(quote), "section_id": key, "quote": quote})
+        if numbered:
+            # Sentences shown with ids are cited by id.
+            unit = next(i for i, text in numbered.items() if text == quote)
+            cited.append({"source": unit, "sentence": rephrase(quote)})
+        else:
+            cited.append(
+                {"sentence": rephrase(quote), "section_id": key, "quote": quote}
+            )
     return cited
 
 

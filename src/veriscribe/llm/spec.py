@@ -1,4 +1,7 @@
-"""Model SPEC strings: ``local``, ``ollama:<model>``, ``openai:<model>``, ``sim[:k=v,...]``."""
+"""Model SPEC strings: ``local[:NAME]``, ``ollama:<m>``, ``openai:<m>``, ``sim[:k=v,...]``.
+
+``NAME`` of ``local`` is a bundled model (``1.5b``) or a GGUF file.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +54,6 @@ def parse_spec(text: str) -> ModelSpec:
             params[key] = value
         return ModelSpec("sim", "sim", params)
     raise ConfigError(
-        f"unknown model SPEC {text!r}: use local, ollama:<model>, openai:<model> "
-        "or sim[:latency=S,fail=RATE,seed=N]"
+        f"unknown model SPEC {text!r}: use local[:1.5b or :FILE.gguf], ollama:<model>, "
+        "openai:<model> or sim[:latency=S,fail=RATE,seed=N]"
     )

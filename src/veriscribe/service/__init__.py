@@ -7,6 +7,7 @@ from veriscribe.service.batch import (
     resume_run,
     run_batch,
     show_run,
+    work_run,
 )
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import (
@@ -21,5 +22,6 @@ from veriscribe.service.qa import ChatSession, ask, verify_answer
 
 __all__ = ["generate_abstract", "run_abstract", "DoctorReport", "doctor", "open_store"]
 __all__ += ["BatchProgress", "run_batch", "resume_run", "list_runs", "show_run"]
+__all__ += ["work_run"]
 __all__ += ["IngestProgress", "IngestReport", "add_corpus", "list_corpora"]
 __all__ += ["show_corpus", "ChatSession", "ask", "verify_answer"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe import __version__
@@ -44,15 +44,13 @@ def thread_id(doc_key: str, options: AbstractOptions, llm: LLM) -> str:
     return f"abstract:{doc_key}:{options.key()}:{model}"
 
 
-async def checkpointer(store: Store) -> AsyncSqliteSaver:
-    """Return a checkpointer over the store's connection, tables created."""
-    saver = AsyncSqliteSaver(store.conn)
-    await saver.setup()
-    return saver
+async def checkpointer(store: Store) -> BaseCheckpointSaver[str]:
+    """Return the store's checkpointer, tables created."""
+    return await store.checkpointer()
 
 
 def compiled_graph(
-    saver: AsyncSqliteSaver, max_attempts: int
+    saver: BaseCheckpointSaver[str], max_attempts: int
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the abstract graph with a checkpointer."""
     return build_abstract_graph(max_attempts).compile(checkpointer=saver)

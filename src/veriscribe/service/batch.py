@@ -7,6 +7,13 @@ LLM client's semaphore) stays saturated, runs each article through the checkpoin
 abstract graph, commits each outcome to the database and then appends it as one line to
 the output file.
 
+Many workers share a run: ``run_batch`` started again with the same ``--run-id`` (on
+this machine or another that reaches the same PostgreSQL database) joins it, and
+``work_run`` joins without the input files, since every article's text is in the
+database. Each worker claims items, keeps its claims alive with a heartbeat, and, once
+nothing is pending, waits for the items other workers hold: a worker that died (its
+process is gone, or its heartbeat is older than the lease) has its items taken over.
+
 Resuming is running again: finished items are skipped, interrupted articles continue
 from their checkpoints, failed items are retried, and the output file is repaired from the
 database (partial tail cut, missing lines appended, no duplicates). Every model response
@@ -58,6 +65,7 @@ from veriscribe.service.abstracts import (
     thread_id,
 )
 from veriscribe.service.common import failed_result, open_store
+from veriscribe.service.endpoint_usage import endpoint_usage
 from veriscribe.settings import Settings
 from veriscribe.store.articles import get_article, put_articles
 from veriscribe.store.db import Store
@@ -80,6 +88,7 @@ log = logging.getLogger(__name__)
 KIND = "abstract"
 LEASE_S = 120.0  # a claim not renewed for this long is another worker's to take
 HEARTBEAT_S = 20.0
+WAIT_S = 5.0  # how often a worker with nothing to claim looks at others' claims
 TICK_S = 0.5  # how often the progress callback hears about calls in flight
 REGISTER_CHUNK = 200
 
@@ -287,8 +296,13 @@ class BatchRunner:
         config: RunConfig,
         on_progress: OnProgress | None = None,
         max_input_bytes: int | None = None,
+        lease_s: float = LEASE_S,
     ) -> None:
         self.store = store
+        self.lease_s = lease_s
+        self.heartbeat_s = min(HEARTBEAT_S, lease_s / 3)
+        self.wait_s = min(WAIT_S, lease_s / 4)
+        self.registers = True  # False: work on items registered by others only
         self.max_input_bytes = max_input_bytes
         self.runs = runs
         self.llm = llm
@@ -435,8 +449,11 @@ class BatchRunner:
 
     async def _heartbeat(self) -> None:
         while True:
-            await asyncio.sleep(HEARTBEAT_S)
-            await self.runs.heartbeat(self.run_id, self.worker)
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                await self.runs.heartbeat(self.run_id, self.worker)
+            except Exception:  # a missed beat costs at most a lease; keep beating
+                log.warning("heartbeat of %s failed", self.worker, exc_info=True)
 
     async def _writer(self) -> None:
         while True:
@@ -540,9 +557,13 @@ class BatchRunner:
                         self.tasks.add(asyncio.create_task(self._process(claim)))
                     if not claims and not self.tasks:
                         # Nothing pending: take over claims of dead workers, if any.
-                        if await self.runs.reclaim(self.run_id, LEASE_S):
+                        if await self.runs.reclaim(self.run_id, self.lease_s):
                             continue
-                        break
+                        if not (await self.runs.counts(self.run_id)).running:
+                            break
+                        # Other workers hold the rest: wait, in case one of them dies.
+                        await asyncio.wait({stop_wait}, timeout=self.wait_s)
+                        continue
                     if claims:
                         self._report()
                 finished, _ = await asyncio.wait(
@@ -578,8 +599,9 @@ class BatchRunner:
     async def _run(self) -> dict[str, Any]:
         self.progress.stage = "registering"
         self._report()
-        await self.register()
-        await self.runs.reclaim(self.run_id, LEASE_S)
+        if self.registers:
+            await self.register()
+        await self.runs.reclaim(self.run_id, self.lease_s)
         self.output_report = await self.sync_output()
         counts = await self.runs.counts(self.run_id)
         self.progress.total = counts.total
@@ -587,7 +609,7 @@ class BatchRunner:
         self.progress.failed = counts.failed
         # The checkpointer gets a connection of its own: its lock then orders all
         # its reads and writes, and its traffic runs beside the call log's.
-        self.checkpoints = await Store.open(self.store.path)
+        self.checkpoints = await Store.open(self.store.target)
         self.graph = compiled_graph(
             await checkpointer(self.checkpoints), self.llm.settings.retries + 1
         )
@@ -628,6 +650,10 @@ class BatchRunner:
             raise VeriscribeError(
                 f"cannot write {self.results.path}: {ended[0]}"
             ) from ended[0]
+        if counts.remaining == 0 and outcome == "finished":
+            # Items that other workers finished (one that died among them) but whose
+            # lines never reached this file: written now, each once.
+            await self.sync_output()
         self.progress.stage = "finished"
         self.progress.total = counts.total
         self._report()
@@ -748,11 +774,59 @@ async def run_batch(
             config,
             on_progress,
             max_input_bytes=settings.max_input_bytes,
+            lease_s=settings.lease_s,
         )
-        if not handle_signals:
-            return await runner.run()
-        with _stop_on_signals(runner):
-            return await runner.run()
+        return await _run_runner(runner, handle_signals)
+
+
+async def _run_runner(runner: BatchRunner, handle_signals: bool) -> dict[str, Any]:
+    if not handle_signals:
+        return await runner.run()
+    with _stop_on_signals(runner):
+        return await runner.run()
+
+
+async def work_run(
+    settings: Settings,
+    run_id: str,
+    *,
+    out: Path | None = None,
+    concurrency: int | None = None,
+    on_progress: OnProgress | None = None,
+    handle_signals: bool = True,
+) -> dict[str, Any]:
+    """Work on an existing run's items, without its input files, beside other workers.
+
+    The articles are read from the database, so this machine needs only to reach it
+    (and a model). Results go to ``out`` (default: the run's output file).
+
+    Raises:
+        NotFound: No run has this id.
+    """
+    async with open_store(settings) as store:
+        runs = open_run_store(store)
+        record = await runs.get_run(run_id)
+        if record is None:
+            raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+        config = RunConfig.from_dict(record.config)
+        if out is not None:
+            config = dataclasses.replace(config, out=absolute(out))
+        limit = concurrency or config.concurrency
+        llm = make_llm(parse_spec(config.model), batch_settings(settings, limit), store)
+        runner = BatchRunner(
+            store,
+            runs,
+            llm,
+            run_id,
+            config,
+            on_progress,
+            max_input_bytes=settings.max_input_bytes,
+            lease_s=settings.lease_s,
+        )
+        runner.registers = False
+        summary = await _run_runner(runner, handle_signals)
+        summary["out"] = config.out  # this worker's file, perhaps not the run's
+        return summary
 
 
 async def resume_run(
@@ -830,6 +904,7 @@ async def run_summary(
         "seconds": round(sum(s.seconds for s in sessions), 3),
         "sessions": [dataclasses.asdict(s) for s in sessions],
         "call_log": await store.call_counts(run_id),
+        "endpoints": await endpoint_usage(store, run_id),
         "failures": [
             {
                 "source": item.source,
@@ -851,6 +926,7 @@ async def list_runs(settings: Settings) -> list[dict[str, Any]]:
             summary = await run_summary(store, runs, record.run_id, failures=0)
             summary.pop("sessions")
             summary.pop("failures")
+            summary.pop("endpoints")
             listed.append(summary)
         return listed
 

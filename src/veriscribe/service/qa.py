@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe import __version__
@@ -69,8 +68,7 @@ def _digest(*parts: object) -> str:
 
 async def compiled_graph(store: Store, max_attempts: int = 3) -> Graph:
     """Compile the cited-QA graph with a checkpointer over the store's connection."""
-    saver = AsyncSqliteSaver(store.conn)
-    await saver.setup()
+    saver = await store.checkpointer()
     return build_cited_qa_graph(max_attempts).compile(checkpointer=saver)
 
 
@@ -139,6 +137,7 @@ def _decorate(
         "samples": options.samples,
         "citations": options.citations,
         "cite_by": options.cite_by,
+        "wording": options.wording,
         "judge_method": options.judge_method,
     }
     return result

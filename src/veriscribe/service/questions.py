@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from veriscribe import __version__
 from veriscribe.checks.question_gates import GATES
@@ -139,8 +138,7 @@ async def make_questions(
                 __version__,
             ]
         )
-        saver = AsyncSqliteSaver(store.conn)
-        await saver.setup()
+        saver = await store.checkpointer()
         graph = build_questions_graph().compile(checkpointer=saver)
         config: RunnableConfig = {
             "configurable": {"thread_id": thread_id},

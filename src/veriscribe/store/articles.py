@@ -67,14 +67,14 @@ async def put_articles(store: Store, articles: Sequence[Article]) -> list[str]:
 def _insert(tx: Tx, articles: dict[str, Article], now: float) -> None:
     """Insert articles (by key) and their paragraphs; known keys are left alone."""
     tx.executemany(
-        "INSERT OR IGNORE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [
             (k, a.id, a.source, a.title, a.reference, json.dumps(a.meta), now)
             for k, a in articles.items()
         ],
     )
     tx.executemany(
-        "INSERT OR IGNORE INTO paragraphs VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO paragraphs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [
             (k, i, p.section, json.dumps(list(p.path)), p.text)
             for k, a in articles.items()

@@ -196,7 +196,8 @@ async def ensure_corpus(store: Store, name: str) -> None:
     """Create the corpus if it does not exist yet."""
     now = time.time()
     await store.execute(
-        "INSERT OR IGNORE INTO corpora (name, created, updated) VALUES (?, ?, ?)",
+        "INSERT INTO corpora (name, created, updated) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
         (name, now, now),
     )
 
@@ -386,9 +387,10 @@ async def get_sections(
 
 async def corpus_version(store: Store, corpus: str) -> str:
     """Return a string that changes whenever the corpus's documents change."""
+    hashes = store.dialect.concat_agg("content_hash", ",")
     row = await store.fetchone(
-        "SELECT COUNT(*), COALESCE(GROUP_CONCAT(content_hash, ','), '') FROM "
-        "(SELECT content_hash FROM corpus_documents WHERE corpus = ? ORDER BY doc_id)",
+        f"SELECT COUNT(*), COALESCE({hashes}, '') FROM (SELECT content_hash "
+        "FROM corpus_documents WHERE corpus = ? ORDER BY doc_id) AS ordered",
         (corpus,),
     )
     assert row is not None

@@ -1,11 +1,18 @@
-"""The veriscribe database: one SQLite file for runs, checkpoints, corpora and call logs.
+"""The veriscribe database: runs, checkpoints, corpora and call logs, in SQLite or PostgreSQL.
+
+``VERISCRIBE_DB`` (or ``--db``) names it: a path (or ``sqlite:PATH``) is an embedded
+SQLite file, the default, with no server; a ``postgresql://`` DSN is a PostgreSQL
+database that workers on many machines can share. Both hold the same tables, made by
+the same named migrations, and every query is written once (see
+:mod:`veriscribe.store.dialect` for the few spellings that differ).
 
 How statements run
 ==================
 Every query in veriscribe follows these rules; this is the one place that states them.
 
-1. **One connection per process.** A :class:`Store` owns one ``aiosqlite`` connection,
-   and aiosqlite runs every call on that connection's own thread, one call at a time.
+1. **One connection per Store.** A :class:`Store` owns one connection (``aiosqlite``
+   for SQLite, a synchronous ``psycopg`` connection for PostgreSQL), and runs every
+   call on that connection's own thread, one call at a time.
 2. **Every statement goes through a Store helper** (:meth:`Store.fetchall`,
    :meth:`Store.fetchone`, :meth:`Store.execute`, :meth:`Store.executemany`,
    :meth:`Store.transaction`). Each is *one job* on the connection thread that runs the
@@ -27,129 +34,129 @@ Every query in veriscribe follows these rules; this is the one place that states
    process has written meanwhile (WAL cannot upgrade a stale snapshot; the busy timeout
    does not help).
 4. **A transaction is one job too.** :meth:`Store.transaction` runs ``BEGIN
-   IMMEDIATE``, a plain synchronous function of a :class:`Tx`, and ``COMMIT`` (or
-   ``ROLLBACK`` on any error) on the connection thread without yielding, so no other
-   coroutine's statement can fall inside it, no ``await`` can split it, and a
-   cancelled caller cannot leave it open. No lock is needed: the connection thread
+   IMMEDIATE`` (PostgreSQL: ``BEGIN``), a plain synchronous function of a :class:`Tx`,
+   and ``COMMIT`` (or ``ROLLBACK`` on any error) on the connection thread without
+   yielding, so no other coroutine's statement can fall inside it, no ``await`` can
+   split it, and a cancelled caller cannot leave it open. No lock is needed: the connection thread
    already runs one job at a time, and between jobs there is no open cursor or
    transaction to protect.
-5. **The LangGraph checkpointer is the one other user of** ``Store.conn``. It keeps its
-   own rules (its own lock, cursors closed with ``async with``, ``commit()`` after each
-   write); rule 4 keeps its ``commit()`` from ever landing inside one of our
-   transactions. Nothing else touches ``Store.conn``.
+5. **The LangGraph checkpointer** (:meth:`Store.checkpointer`) is the one other user
+   of a connection. On SQLite it shares ``Store.conn`` and keeps its own rules (its own
+   lock, cursors closed with ``async with``, ``commit()`` after each write); rule 4
+   keeps its ``commit()`` from ever landing inside one of our transactions. On
+   PostgreSQL it has an async connection of its own. Nothing else touches them.
 
-Several processes (batch workers, a chat) may open the same file: WAL lets readers and
-one writer proceed together, and the busy timeout waits out short write locks.
+Several processes (batch workers, a chat) may open the same database. SQLite: WAL lets
+readers and one writer proceed together, and the busy timeout waits out short write
+locks. PostgreSQL: processes on any machine that reach the server; migrations (and the
+checkpointer's own) run under an advisory lock, so processes starting together apply
+each one once.
 """
 
 from __future__ import annotations
 
+import abc
 import functools
-import hashlib
-import json
-import sqlite3
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import closing
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar, cast
-
-import aiosqlite
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from veriscribe.errors import ConfigError
+from veriscribe.store import calls
+from veriscribe.store.calls import CachedResponse, cache_key
+from veriscribe.store.dialect import Dialect
 from veriscribe.store.migrations import MIGRATIONS, Migration
 
-_PRAGMAS = (
-    # The busy timeout first: switching to WAL takes a lock, and without a timeout a
-    # second process opening the file at that moment fails at once ("locked").
-    "PRAGMA busy_timeout=30000",
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA foreign_keys=ON",
-    "PRAGMA synchronous=NORMAL",
-)
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+__all__ = ["CachedResponse", "Params", "Row", "Store", "Tx", "cache_key", "is_dsn"]
 
 Row = tuple[Any, ...]
-"""A result row, as ``sqlite3`` returns it."""
+"""A result row, as both drivers return it."""
 
 Params = Sequence[Any] | Mapping[str, Any]
 """The parameters of one statement: positional (``?``) or named (``:name``)."""
 
 T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class CachedResponse:
-    """A stored model response."""
-
-    content: str
-    prompt_tokens: int
-    output_tokens: int
+_DSN = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
+_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
 
 
-def cache_key(*parts: object) -> str:
-    """Return a stable key for a model call from its identifying parts."""
-    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+def is_dsn(target: str | Path) -> bool:
+    """Tell whether a database setting names a PostgreSQL server (not a SQLite file)."""
+    return bool(_DSN.match(str(target)))
 
 
-class Tx:
+def shown_target(target: str | Path) -> str:
+    """Return a database setting fit to print: a DSN's password is hidden."""
+    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", str(target)))
+
+
+def sqlite_path(target: str | Path) -> Path:
+    """Return the file a SQLite setting names (``sqlite:PATH`` or a plain path)."""
+    text = str(target)
+    if text.startswith("sqlite:"):
+        text = text.removeprefix("sqlite:").removeprefix("//")
+    return Path(text).expanduser() if text != ":memory:" else Path(text)
+
+
+class Tx(Protocol):
     """The statements of one transaction: plain calls, run on the connection's thread.
 
     Only :meth:`Store.transaction` makes one. Like the Store helpers, each call reads
     all its rows and closes its cursor before it returns.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
     def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a statement and return all its rows."""
-        with closing(self._conn.execute(sql, params)) as cur:
-            return cur.fetchall()
+        ...
 
     def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """Run a statement and return its first row, or None."""
-        with closing(self._conn.execute(sql, params)) as cur:
-            row: Row | None = cur.fetchone()
-            return row
+        ...
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; return the rows it changed (-1 if it is not a change)."""
-        with closing(self._conn.execute(sql, params)) as cur:
-            return cur.rowcount
+        ...
 
     def executemany(self, sql: str, rows: Iterable[Params]) -> int:
         """Run a statement once per parameter row; return how many rows changed."""
-        with closing(self._conn.executemany(sql, rows)) as cur:
-            return cur.rowcount
+        ...
 
 
-class Store:
-    """An open veriscribe database (use ``await Store.open(path)`` or ``async with``).
+class Store(abc.ABC):
+    """An open veriscribe database (use ``await Store.open(target)`` or ``async with``).
 
     Run statements only through the helpers below (see the module docstring for why).
-    ``conn`` is public for the LangGraph checkpointer alone.
     """
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
-        self.conn = conn
-        self.path = path
+    dialect: Dialect
+    target: str
+    """What was opened: the SQLite file's path or the PostgreSQL DSN."""
 
     @classmethod
-    async def open(cls, path: Path) -> Store:
-        """Open (creating and migrating if needed) the database at ``path``."""
-        if str(path) != ":memory:":
-            path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(str(path), isolation_level=None)
-        store = cls(conn, path)
+    async def open(cls, target: str | Path) -> Store:
+        """Open (creating and migrating if needed) the database a setting names."""
+        store: Store
+        if is_dsn(target):
+            from veriscribe.store.postgres import PostgresStore
+
+            store = await PostgresStore.connect(str(target))
+        else:
+            from veriscribe.store.sqlite import SqliteStore
+
+            store = await SqliteStore.connect(sqlite_path(target))
         try:
-            for pragma in _PRAGMAS:
-                await store.execute(pragma)
             await store.migrate()
         except BaseException:
-            await conn.close()
+            await store.close()
             raise
         return store
 
@@ -164,20 +171,30 @@ class Store:
     ) -> None:
         await self.close()
 
+    @abc.abstractmethod
     async def close(self) -> None:
-        """Close the connection."""
-        await self.conn.close()
+        """Close the connection (and the checkpointer's, if one was opened)."""
 
+    @abc.abstractmethod
     async def _job(self, work: Callable[[Tx], T]) -> T:
         """Run ``work`` on the connection's thread as one job; return its result."""
-        conn = self.conn
 
-        def job() -> T:
-            return work(Tx(conn._conn))
+    @abc.abstractmethod
+    async def transaction(self, work: Callable[[Tx], T]) -> T:
+        """Run ``work`` inside one transaction as one job; return its result.
 
-        # aiosqlite's own entry point for running a function on its thread: its public
-        # helpers hand cursors back to this thread, which the rules above forbid.
-        return cast(T, await conn._execute(job))  # type: ignore[no-untyped-call]
+        ``work`` is plain synchronous code that runs on the connection's thread; it
+        must not block on anything but the database. Any exception it raises rolls the
+        transaction back and reaches the caller.
+        """
+
+    @abc.abstractmethod
+    async def checkpointer(self) -> BaseCheckpointSaver[str]:
+        """Return this database's LangGraph checkpointer, its tables created."""
+
+    @abc.abstractmethod
+    def _migration_lock(self) -> AbstractAsyncContextManager[None]:
+        """Return the lock under which migrations run."""
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a statement and return all its rows."""
@@ -196,51 +213,36 @@ class Store:
         rows = list(rows)  # built here, not on the connection's thread
         return await self._job(lambda tx: tx.executemany(sql, rows))
 
-    async def transaction(self, work: Callable[[Tx], T]) -> T:
-        """Run ``work`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` as one job; return its result.
-
-        ``work`` is plain synchronous code that runs on the connection's thread; it
-        must not block on anything but the database. Any exception it raises rolls the
-        transaction back and reaches the caller.
-        """
-
-        def job(tx: Tx) -> T:
-            tx.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(tx)
-                tx.execute("COMMIT")
-            except BaseException:
-                # A failed COMMIT or some errors end the transaction themselves.
-                if tx._conn.in_transaction:
-                    tx.execute("ROLLBACK")
-                raise
-            return result
-
-        return await self._job(job)
-
     async def migrate(self) -> list[str]:
         """Apply the migrations not applied yet; return their names."""
-        await self.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(name TEXT PRIMARY KEY, applied REAL NOT NULL)"
-        )
-        done = {
-            row[0] for row in await self.fetchall("SELECT name FROM schema_migrations")
-        }
-        unknown = sorted(done - {m.name for m in MIGRATIONS})
-        if unknown:
-            raise ConfigError(
-                f"the database {self.path} was written by a newer veriscribe (schema "
-                f"{', '.join(unknown)}); upgrade veriscribe or set VERISCRIBE_DB to "
-                "another file"
+        async with self._migration_lock():
+            await self.execute(
+                self.dialect.ddl(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations "
+                    "(name TEXT PRIMARY KEY, applied REAL NOT NULL)"
+                )
             )
-        applied = []
-        for migration in MIGRATIONS:
-            if migration.name in done:
-                continue
-            if await self.transaction(functools.partial(_apply, migration=migration)):
-                applied.append(migration.name)
-        return applied
+            done = {
+                row[0]
+                for row in await self.fetchall("SELECT name FROM schema_migrations")
+            }
+            unknown = sorted(done - {m.name for m in MIGRATIONS})
+            if unknown:
+                raise ConfigError(
+                    f"the database {shown_target(self.target)} was written by a newer "
+                    f"veriscribe (schema {', '.join(unknown)}); upgrade veriscribe or "
+                    "set VERISCRIBE_DB to another database"
+                )
+            applied = []
+            for migration in MIGRATIONS:
+                if migration.name in done:
+                    continue
+                apply = functools.partial(
+                    _apply, migration=migration, dialect=self.dialect
+                )
+                if await self.transaction(apply):
+                    applied.append(migration.name)
+            return applied
 
     async def applied_migrations(self) -> list[str]:
         """Return the names of applied migrations, oldest first."""
@@ -251,69 +253,32 @@ class Store:
 
     async def thread_usage(self, thread_id: str, since: float) -> dict[str, int]:
         """Return the model calls (and cached answers) a graph thread made since a time."""
-        row = await self.fetchone(
-            "SELECT COALESCE(SUM(outcome != 'cached'), 0), "
-            "COALESCE(SUM(outcome = 'cached'), 0), COALESCE(SUM(prompt_tokens), 0), "
-            "COALESCE(SUM(output_tokens), 0) FROM llm_calls WHERE thread_id = ? AND at >= ?",
-            (thread_id, since),
-        )
-        calls, cached, prompt, output = row if row else (0, 0, 0, 0)
-        return {
-            "calls": int(calls),
-            "prompt_tokens": int(prompt),
-            "output_tokens": int(output),
-            "cached_calls": int(cached),
-        }
+        return await calls.thread_usage(self, thread_id, since)
 
     async def log_call(self, **fields: Any) -> None:
         """Record one model call (model, prompt id, tokens, latency, outcome)."""
-        fields.setdefault("at", time.time())
-        columns = ", ".join(fields)
-        marks = ", ".join("?" for _ in fields)
-        await self.execute(
-            f"INSERT INTO llm_calls ({columns}) VALUES ({marks})",
-            tuple(fields.values()),
-        )
+        await calls.log_call(self, **fields)
 
     async def cache_get(self, key: str) -> CachedResponse | None:
         """Return the stored response for ``key``, if any."""
-        row = await self.fetchone(
-            "SELECT content, prompt_tokens, output_tokens FROM llm_cache WHERE key = ?",
-            (key,),
-        )
-        return CachedResponse(*row) if row else None
+        return await calls.cache_get(self, key)
 
     async def cache_put(self, key: str, response: CachedResponse) -> None:
         """Store a response under ``key``."""
-        await self.execute(
-            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
-            (
-                key,
-                response.content,
-                response.prompt_tokens,
-                response.output_tokens,
-                time.time(),
-            ),
-        )
+        await calls.cache_put(self, key, response)
 
     async def call_counts(self, run_id: str | None = None) -> dict[str, int]:
         """Return how many logged calls ended in each outcome (for one run or all)."""
-        sql = "SELECT outcome, COUNT(*) FROM llm_calls"
-        args: tuple[str, ...] = ()
-        if run_id is not None:
-            sql += " WHERE run_id = ?"
-            args = (run_id,)
-        rows = await self.fetchall(sql + " GROUP BY outcome", args)
-        return {row[0]: row[1] for row in rows}
+        return await calls.call_counts(self, run_id)
 
 
-def _apply(tx: Tx, migration: Migration) -> bool:
+def _apply(tx: Tx, migration: Migration, dialect: Dialect) -> bool:
     """Apply one migration inside a transaction; False if it was applied meanwhile."""
     # A second process may have applied it while this one waited for the lock.
     if tx.fetchone("SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)):
         return False
     for statement in filter(str.strip, migration.sql.split(";")):
-        tx.execute(statement)
+        tx.execute(dialect.ddl(statement))
     tx.execute(
         "INSERT INTO schema_migrations VALUES (?, ?)", (migration.name, time.time())
     )

@@ -153,4 +153,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        "0011_llm_calls_endpoint",
+        """
+        ALTER TABLE llm_calls ADD COLUMN endpoint TEXT;
+        """,
+    ),
 )

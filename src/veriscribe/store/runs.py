@@ -7,9 +7,10 @@ same item; it keeps its claims alive with a heartbeat, and a claim whose worker 
 process is gone, or its heartbeat is older than the lease) goes back to ``pending``.
 Nothing here assumes that one process owns a run.
 
-:class:`RunStore` is the interface the batch runner uses; :class:`SqliteRunStore` is the
-implementation over the veriscribe SQLite database. A PostgreSQL implementation would
-claim with ``UPDATE ... WHERE item_id IN (SELECT ... FOR UPDATE SKIP LOCKED)``.
+:class:`RunStore` is the interface the batch runner uses; :class:`SqlRunStore` implements
+it once for both databases. On PostgreSQL a claim is ``UPDATE ... WHERE item_id IN
+(SELECT ... FOR UPDATE SKIP LOCKED LIMIT n) RETURNING``, so workers on many machines
+claim side by side without waiting on each other's rows.
 """
 
 from __future__ import annotations
@@ -254,12 +255,13 @@ class RunStore(Protocol):
 
 def open_run_store(store: Store) -> RunStore:
     """Return the run store of a database."""
-    return SqliteRunStore(store)
+    return SqlRunStore(store)
 
 
-# SQLite applies one statement atomically, and a write takes the database's write lock
-# for all its connections, so a claim needs no explicit transaction: the UPDATE picks
-# and marks its items in one step, and a second worker's UPDATE sees them as running.
+# One statement picks and marks the items, so a second worker's claim never sees them
+# pending. SQLite: a write holds the database's write lock for all its connections, so
+# the UPDATE runs alone. PostgreSQL: the inner SELECT locks the rows it picks and skips
+# rows another claim holds (FOR UPDATE SKIP LOCKED), so claims run side by side.
 _CLAIM = """
 UPDATE run_items
 SET status = 'running', claimed_by = :worker, claimed_at = :now,
@@ -268,14 +270,15 @@ WHERE run_id = :run_id AND item_id IN (
     SELECT item_id FROM run_items
     WHERE run_id = :run_id AND status = 'pending'
     ORDER BY weight DESC, seq
-    LIMIT :limit
+    LIMIT :limit{lock}
 )
 RETURNING item_id, source, article_id, doc_key, attempts, weight, seq
 """
 
 # A known item keeps its finished or claimed state while its content is unchanged;
 # everything else takes the new registration (a failed item becomes pending again).
-_PUT_ITEM = """
+_KEEP = "run_items.doc_key IS NOT DISTINCT FROM excluded.doc_key"
+_PUT_ITEM = f"""
 INSERT INTO run_items
     (run_id, item_id, seq, source, article_id, doc_key, weight, status, reason,
      result, finished_at)
@@ -286,31 +289,26 @@ ON CONFLICT (run_id, item_id) DO UPDATE SET
     article_id = excluded.article_id,
     weight = excluded.weight,
     status = CASE
-        WHEN run_items.status IN ('done', 'running')
-            AND run_items.doc_key IS excluded.doc_key THEN run_items.status
-        ELSE excluded.status END,
+        WHEN run_items.status IN ('done', 'running') AND {_KEEP}
+        THEN run_items.status ELSE excluded.status END,
     reason = CASE
-        WHEN run_items.status IN ('done', 'running')
-            AND run_items.doc_key IS excluded.doc_key THEN run_items.reason
-        ELSE excluded.reason END,
+        WHEN run_items.status IN ('done', 'running') AND {_KEEP}
+        THEN run_items.reason ELSE excluded.reason END,
     result = CASE
-        WHEN run_items.status IN ('done', 'running')
-            AND run_items.doc_key IS excluded.doc_key THEN run_items.result
-        ELSE excluded.result END,
+        WHEN run_items.status IN ('done', 'running') AND {_KEEP}
+        THEN run_items.result ELSE excluded.result END,
     finished_at = CASE
-        WHEN run_items.status IN ('done', 'running')
-            AND run_items.doc_key IS excluded.doc_key THEN run_items.finished_at
-        ELSE excluded.finished_at END,
+        WHEN run_items.status IN ('done', 'running') AND {_KEEP}
+        THEN run_items.finished_at ELSE excluded.finished_at END,
     claimed_by = CASE
-        WHEN run_items.status = 'running'
-            AND run_items.doc_key IS excluded.doc_key THEN run_items.claimed_by
-        ELSE NULL END,
+        WHEN run_items.status = 'running' AND {_KEEP}
+        THEN run_items.claimed_by ELSE NULL END,
     doc_key = excluded.doc_key
 """
 
 
-class SqliteRunStore:
-    """The run store over the veriscribe SQLite database."""
+class SqlRunStore:
+    """The run store over a veriscribe database, SQLite or PostgreSQL."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -408,7 +406,7 @@ class SqliteRunStore:
         if limit <= 0:
             return []
         rows = await self.store.fetchall(
-            _CLAIM,
+            _CLAIM.format(lock=self.store.dialect.skip_locked),
             {"worker": worker, "now": time.time(), "run_id": run_id, "limit": limit},
         )
         # RETURNING gives rows in no promised order: keep the queue's order.
@@ -564,3 +562,7 @@ class SqliteRunStore:
 
 def _run(row: Any) -> RunRecord:
     return RunRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
+
+
+SqliteRunStore = SqlRunStore
+"""The former name of :class:`SqlRunStore`."""

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, create_model
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
-from veriscribe.llm.bundled import BUNDLED_NAME
+from veriscribe.llm.bundled import BUNDLED_MODELS
 from veriscribe.llm.client import LLM, Usage
 from veriscribe.nodes.abstract.facets import (
     FACETS,
@@ -114,12 +114,14 @@ async def label_with_model(
 def use_classifier(labeller: str, llm: LLM) -> bool:
     """Tell whether first sentences are labelled by the shipped classifier.
 
-    ``auto`` uses the model, except the bundled 0.5B embedded model: batched labelling
-    with it scored micro-F1 0.26 on BIORC800 dev sentences (it tends to list the labels
-    in their canonical order) against 0.85 for the classifier.
+    ``auto`` uses the model, except the bundled embedded models: batched labelling with
+    the 0.5B scored micro-F1 0.26 on BIORC800 dev sentences (it tends to list the labels
+    in their canonical order) against 0.85 for the classifier, and the 1.5B fails the
+    same way.
     """
     if labeller == "auto":
-        return llm.spec.backend == "local" and llm.model_name == BUNDLED_NAME
+        bundled = {m.name for m in BUNDLED_MODELS.values()}
+        return llm.spec.backend == "local" and llm.model_name in bundled
     return labeller == "classifier"
 
 

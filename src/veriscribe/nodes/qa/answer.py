@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -10,7 +11,12 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from veriscribe.checks.markers import format_marker, parse_markers, strip_markers
+from veriscribe.checks.markers import (
+    format_marker,
+    parse_markers,
+    split_sentences,
+    strip_markers,
+)
 from veriscribe.errors import StructuredOutputError
 from veriscribe.llm.client import LLM
 from veriscribe.nodes.qa.constrained import (
@@ -55,7 +61,8 @@ _NOT_FOUND = re.compile(
 class CitedSentence(BaseModel):
     """One sentence of the answer with the section and the quote that support it."""
 
-    sentence: str
+    # Empty when the answer's sentences are the quotes themselves (wording "source").
+    sentence: str = ""
     section_id: str = ""
     quote: str = ""
 
@@ -74,7 +81,7 @@ class UnitSentence(BaseModel):
     """One sentence of the answer citing a numbered unit of the sections read."""
 
     source: str
-    sentence: str
+    sentence: str = ""
 
 
 class UnitReply(BaseModel):
@@ -95,18 +102,21 @@ def structured(
     sentences: Sequence[CitedSentence],
     keys: Sequence[str],
     tags: Mapping[str, str] | None = None,
+    *,
+    own_words: bool = True,
 ) -> list[AnswerSentence]:
     """Return the reply's sentences with their citations, as the graph holds them.
 
     The model gives each sentence, its section and its quote as separate fields (a
-    small model fills fields far more reliably than it writes inline markup). An id
-    that names no section read is kept as written, so that the check reports it as
-    unresolved instead of hiding it; a sentence said twice is kept once.
+    small model fills fields far more reliably than it writes inline markup); without
+    ``own_words`` the quote is the sentence. An id that names no section read is kept
+    as written, so that the check reports it as unresolved instead of hiding it; a
+    sentence said twice is kept once.
     """
     out: list[AnswerSentence] = []
     seen: set[str] = set()
     for item in sentences:
-        text = clean_sentence(item.sentence)
+        text = clean_sentence(item.sentence if own_words else item.quote)
         # Small models loop; a sentence said twice is said once.
         if not text or text.lower() in seen:
             continue
@@ -117,6 +127,25 @@ def structured(
         )
         refs = [citation_ref(key, quote)] if quote else []
         out.append(AnswerSentence(text=text, citations=refs))
+    return out
+
+
+def one_sentence_each(sentences: Sequence[AnswerSentence]) -> list[AnswerSentence]:
+    """Split items that hold several sentences, each part keeping the item's citations.
+
+    A small model often packs several sentences into one item with one quote. Each
+    part is a claim of its own and is checked against that quote, so a part that the
+    quote does not say is flagged instead of riding uncited behind the last one.
+    """
+    out: list[AnswerSentence] = []
+    for item in sentences:
+        text = item["text"]
+        # Cut where a sentence starts, so that no character of the answer is lost
+        # (the splitter drops fragments too short to be a claim).
+        cuts = [0, *(s.start for s in split_sentences(text)[1:]), len(text)]
+        for start, end in itertools.pairwise(cuts):
+            if part := text[start:end].strip():
+                out.append(AnswerSentence(text=part, citations=list(item["citations"])))
     return out
 
 
@@ -190,7 +219,11 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
         return {"answer": NOT_FOUND_ANSWER, "not_found": True, "read_set": []}
     llm = deps.model()
     by_id = options.citations == "constrained" and options.cite_by == "id"
-    name = "answer" if options.citations == "free" else f"answer_{options.cite_by}"
+    name = (
+        "answer"
+        if options.citations == "free"
+        else f"{'answer' if options.wording == 'own' else 'select'}_{options.cite_by}"
+    )
     prompt = load_prompt("qa", name)
     context = history_block(state.get("history", []))
 
@@ -264,7 +297,22 @@ async def _reply(
     chosen: Sequence[tuple[SectionRow, str | None]],
 ) -> list[AnswerSentence]:
     """Ask for the answer in the configured citation form; return its sentences."""
+    return one_sentence_each(
+        await _cited_sentences(llm, prompt_id, messages, units, options, read, chosen)
+    )
+
+
+async def _cited_sentences(
+    llm: LLM,
+    prompt_id: str,
+    messages: list[BaseMessage],
+    units: SourceUnits,
+    options: QAOptions,
+    read: Sequence[str],
+    chosen: Sequence[tuple[SectionRow, str | None]],
+) -> list[AnswerSentence]:
     max_tokens = options.answer_tokens
+    own_words = options.wording == "own"
     if options.citations == "free":
         reply = await llm.json(prompt_id, messages, AnswerReply, max_tokens=max_tokens)
         tags = {
@@ -277,10 +325,14 @@ async def _reply(
             messages,
             UnitReply,
             max_tokens=max_tokens,
-            constraint=unit_constraint(units, CONSTRAINED_SENTENCES),
+            constraint=unit_constraint(
+                units, CONSTRAINED_SENTENCES, own_words=own_words
+            ),
         )
+        # Without own words a sentence the backend wrote anyway is not used.
         pairs = [
-            (i.source, clean_sentence(i.sentence)) for i in by_unit.value.sentences
+            (i.source, clean_sentence(i.sentence) if own_words else "")
+            for i in by_unit.value.sentences
         ]
         return units.resolve(pairs)
     by_quote = await llm.json(
@@ -288,6 +340,6 @@ async def _reply(
         messages,
         AnswerReply,
         max_tokens=max_tokens,
-        constraint=quote_constraint(units, CONSTRAINED_SENTENCES),
+        constraint=quote_constraint(units, CONSTRAINED_SENTENCES, own_words=own_words),
     )
-    return structured(by_quote.value.sentences, read)
+    return structured(by_quote.value.sentences, read, own_words=own_words)

@@ -50,17 +50,19 @@ class SourceUnits:
     def resolve(self, items: Sequence[tuple[str, str]]) -> list[AnswerSentence]:
         """Turn (unit id, sentence) pairs into answer sentences citing the unit's text.
 
-        An id that names no unit is kept as an unresolved citation, so the check
-        reports it instead of hiding it; a sentence said twice is kept once.
+        An empty sentence stands for the unit's own text. An id that names no unit is
+        kept as an unresolved citation, so the check reports it instead of hiding it;
+        a sentence said twice is kept once.
         """
         by_id = {unit.id.lower(): unit for unit in self.units}
         out: list[AnswerSentence] = []
         seen: set[str] = set()
-        for raw_id, text in items:
+        for raw_id, written in items:
+            unit = by_id.get(raw_id.strip().strip("[]").lower())
+            text = written or (unit.text if unit is not None else "")
             if not text or text.lower() in seen:
                 continue
             seen.add(text.lower())
-            unit = by_id.get(raw_id.strip().strip("[]").lower())
             if unit is None:
                 ref = CitationRef(doc_id="unknown", section_id="unknown", quote=raw_id)
             else:
@@ -94,16 +96,17 @@ def _answer_schema(item: dict[str, Any], max_items: int) -> dict[str, Any]:
     }
 
 
-def quote_constraint(units: SourceUnits, max_items: int) -> dict[str, Any]:
+def quote_constraint(
+    units: SourceUnits, max_items: int, *, own_words: bool = True
+) -> dict[str, Any]:
     """Return the answer schema that admits only units of the cited section as quotes.
 
     Each sentence is an object whose ``section_id`` is one section read and whose
-    ``quote`` is one of that section's units, then the sentence itself: the quote is
-    chosen first, and the sentence is written with it in view.
+    ``quote`` is one of that section's units, then (``own_words``) the sentence itself:
+    the quote is chosen first, and the sentence is written with it in view.
     """
-    return _answer_schema(
-        span_item(units, "quote", {"sentence": _sentence_schema()}), max_items
-    )
+    more = {"sentence": _sentence_schema()} if own_words else None
+    return _answer_schema(span_item(units, "quote", more), max_items)
 
 
 def span_item(
@@ -131,14 +134,14 @@ def span_item(
     return options[0] if len(options) == 1 else {"anyOf": options}
 
 
-def unit_constraint(units: SourceUnits, max_items: int) -> dict[str, Any]:
+def unit_constraint(
+    units: SourceUnits, max_items: int, *, own_words: bool = True
+) -> dict[str, Any]:
     """Return the answer schema that admits only unit ids as sources."""
-    item = {
-        "type": "object",
-        "properties": {
-            "source": {"type": "string", "enum": [u.id for u in units.units]},
-            "sentence": _sentence_schema(),
-        },
-        "required": ["source", "sentence"],
+    properties: dict[str, Any] = {
+        "source": {"type": "string", "enum": [u.id for u in units.units]}
     }
+    if own_words:
+        properties["sentence"] = _sentence_schema()
+    item = {"type": "object", "properties": properties, "required": list(properties)}
     return _answer_schema(item, max_items)

@@ -60,8 +60,8 @@ JUDGE_TOKENS = 48
 class Thresholds:
     """Where the model lane's probability of "yes" turns into a verdict."""
 
-    supported: float
-    """At or above: ``fully_supported``."""
+    supported: float | None
+    """At or above: ``fully_supported``; None: the model lane never certifies."""
     partial: float
     """At or above (and below ``supported``): ``partially_supported``."""
 
@@ -72,9 +72,13 @@ DEFAULT_THRESHOLDS = Thresholds(supported=0.5, partial=0.2)
 MEASURED_THRESHOLDS: dict[str, Thresholds] = {
     # `veriscribe eval judge --corpus cpgqa --sources 40` (116 pairs): the bundled
     # model's P(yes) is low for every pair: a sentence of another section scores 0.11
-    # to 0.23, the sentence itself about 0.25. Certifying needs 0.3, above every
-    # unsupported pair seen, so in practice only restatements are certified.
-    "local:qwen2.5-coder-0.5b-instruct-q4_k_m": Thresholds(supported=0.3, partial=0.2),
+    # to 0.23, the sentence itself about 0.25. On answers (bench/qa_quality.py) its
+    # paraphrases that drift from the quote scored 0.32 to 0.34, above the copies: no
+    # cut-off separates what the source says from what it does not, so this model
+    # never certifies; only the lexical lane does, and its "yes" makes a claim partial.
+    "local:qwen2.5-coder-0.5b-instruct-q4_k_m": Thresholds(supported=None, partial=0.2),
+    # Not measured yet: until it is, the bundled 1.5B certifies nothing by itself either.
+    "local:qwen2.5-coder-1.5b-instruct-q4_k_m": Thresholds(supported=None, partial=0.2),
 }
 """Cut-offs chosen on development pairs, by model label."""
 
@@ -209,7 +213,7 @@ async def scored_verdict(
     score = round(reply.value.get("yes", 0.0), 4)
     cut = thresholds_for(llm.label, options)
     note = ""
-    if score >= cut.supported:
+    if cut.supported is not None and score >= cut.supported:
         verdict = "fully_supported"
         reason = certification_guard(claim, source)
         if reason is not None:

@@ -1,6 +1,8 @@
 """recover (paper appendix A.14): find a partially supported claim's missing support.
 
-The model sees the question, the claim, its quotes and the sections read (the cited
+First, without a model call: a sentence read that restates the claim word for word (the
+judge's lexical lane and its certification guard) is the support. Else the probe: the
+model sees the question, the claim, its quotes and the sections read (the cited
 ones first), and copies out a span that states what the quotes leave unsupported. With
 constrained citations the reply's schema admits only units of the sections shown, so
 the span is a span of the read set by construction. Either way the span counts only if
@@ -18,7 +20,8 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from veriscribe.checks.quotable import quote_text
+from veriscribe.checks.quotable import quotable_units, quote_text
+from veriscribe.checks.support import certification_guard, lexical_verdict
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.errors import StructuredOutputError
 from veriscribe.nodes.qa.constrained import span_item, units_of
@@ -75,14 +78,35 @@ def reading_order(read_set: Sequence[str], cited: Sequence[str]) -> list[str]:
     return first + [key for key in read_set if key not in first]
 
 
+def restated_in(claim: str, sections: Sequence[SectionRow]) -> Recovery | None:
+    """Return the first unit of the sections that restates the claim word for word.
+
+    The unit must pass the judge's lexical lane as ``fully_supported`` and its
+    certification guard, and (as every recovered span) the verbatim check.
+    """
+    for section in sections:
+        for unit in quotable_units(section.text):
+            if lexical_verdict(claim, unit.text) != "fully_supported":
+                continue
+            if certification_guard(claim, unit.text) is not None:
+                continue
+            found = recheck(unit.text, section.key, {section.key: section})
+            if found is not None:
+                return found[0]
+    return None
+
+
 async def recover(task: RecoverTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
     """Look for the missing support of one partially supported claim."""
     deps = runtime.context
-    llm = deps.model()
-    prompt = load_prompt("qa", "recover")
     keys = reading_order(task["read_set"], task["cited"])
     rows = await deps.sections(task["corpus"], keys)
     ordered = [rows[key] for key in keys if key in rows]
+    restated = restated_in(task["claim"], ordered)
+    if restated is not None:
+        return _result(task, restated, "a sentence read restates it word for word")
+    llm = deps.model()
+    prompt = load_prompt("qa", "recover")
 
     def build(sources: str) -> list[BaseMessage]:
         return prompt.render(

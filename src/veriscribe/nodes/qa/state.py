@@ -23,6 +23,7 @@ from veriscribe.store.db import Store
 Retriever = Literal["llm", "bm25", "dense"]
 Citations = Literal["constrained", "free"]
 CiteBy = Literal["quote", "id"]
+Wording = Literal["source", "own"]
 JudgeMethod = Literal["scored", "sampled"]
 Mode = Literal["ask", "verify"]
 Verdict = Literal[
@@ -78,6 +79,10 @@ class QAOptions:
     ``free``: the model writes its quotes (the papers' setting)."""
     cite_by: CiteBy = "quote"
     """Constrained citations name a unit by its text (``quote``) or its id (``id``)."""
+    wording: Wording = "own"
+    """Constrained answers: ``own``, the model writes each sentence from its quote;
+    ``source``, each sentence is the cited guideline sentence itself, and the model
+    only chooses which ones answer the question."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""

@@ -1,0 +1,92 @@
+"""The model response cache and the call log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from veriscribe.store.db import Store
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """A stored model response."""
+
+    content: str
+    prompt_tokens: int
+    output_tokens: int
+
+
+def cache_key(*parts: object) -> str:
+    """Return a stable key for a model call from its identifying parts."""
+    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+async def thread_usage(store: Store, thread_id: str, since: float) -> dict[str, int]:
+    """Return the model calls (and cached answers) a graph thread made since a time."""
+    row = await store.fetchone(
+        "SELECT COALESCE(SUM(CASE WHEN outcome <> 'cached' THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN outcome = 'cached' THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(output_tokens), 0) "
+        "FROM llm_calls WHERE thread_id = ? AND at >= ?",
+        (thread_id, since),
+    )
+    calls, cached, prompt, output = row if row else (0, 0, 0, 0)
+    return {
+        "calls": int(calls),
+        "prompt_tokens": int(prompt),
+        "output_tokens": int(output),
+        "cached_calls": int(cached),
+    }
+
+
+async def log_call(store: Store, **fields: Any) -> None:
+    """Record one model call (model, prompt id, tokens, latency, outcome)."""
+    fields.setdefault("at", time.time())
+    columns = ", ".join(fields)
+    marks = ", ".join("?" for _ in fields)
+    await store.execute(
+        f"INSERT INTO llm_calls ({columns}) VALUES ({marks})",
+        tuple(fields.values()),
+    )
+
+
+async def cache_get(store: Store, key: str) -> CachedResponse | None:
+    """Return the stored response for ``key``, if any."""
+    row = await store.fetchone(
+        "SELECT content, prompt_tokens, output_tokens FROM llm_cache WHERE key = ?",
+        (key,),
+    )
+    return CachedResponse(*row) if row else None
+
+
+async def cache_put(store: Store, key: str, response: CachedResponse) -> None:
+    """Store a response under ``key`` (a later one replaces it)."""
+    await store.execute(
+        "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+        "content = excluded.content, prompt_tokens = excluded.prompt_tokens, "
+        "output_tokens = excluded.output_tokens, created = excluded.created",
+        (
+            key,
+            response.content,
+            response.prompt_tokens,
+            response.output_tokens,
+            time.time(),
+        ),
+    )
+
+
+async def call_counts(store: Store, run_id: str | None = None) -> dict[str, int]:
+    """Return how many logged calls ended in each outcome (for one run or all)."""
+    sql = "SELECT outcome, COUNT(*) FROM llm_calls"
+    args: tuple[str, ...] = ()
+    if run_id is not None:
+        sql += " WHERE run_id = ?"
+        args = (run_id,)
+    rows = await store.fetchall(sql + " GROUP BY outcome", args)
+    return {row[0]: row[1] for row in rows}

@@ -1,0 +1,134 @@
+"""The embedded backend: one SQLite file through ``aiosqlite``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
+
+import aiosqlite
+
+from veriscribe.store.db import Params, Row, Store, Tx
+from veriscribe.store.dialect import SQLITE
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+_PRAGMAS = (
+    # The busy timeout first: switching to WAL takes a lock, and without a timeout a
+    # second process opening the file at that moment fails at once ("locked").
+    "PRAGMA busy_timeout=30000",
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA synchronous=NORMAL",
+)
+
+T = TypeVar("T")
+
+
+class SqliteTx:
+    """:class:`~veriscribe.store.db.Tx` over a ``sqlite3`` connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run a statement and return all its rows."""
+        with closing(self._conn.execute(sql, params)) as cur:
+            return cur.fetchall()
+
+    def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """Run a statement and return its first row, or None."""
+        with closing(self._conn.execute(sql, params)) as cur:
+            row: Row | None = cur.fetchone()
+            return row
+
+    def execute(self, sql: str, params: Params = ()) -> int:
+        """Run a statement; return the rows it changed (-1 if it is not a change)."""
+        with closing(self._conn.execute(sql, params)) as cur:
+            return cur.rowcount
+
+    def executemany(self, sql: str, rows: Iterable[Params]) -> int:
+        """Run a statement once per parameter row; return how many rows changed."""
+        with closing(self._conn.executemany(sql, rows)) as cur:
+            return cur.rowcount
+
+
+class SqliteStore(Store):
+    """A veriscribe database in one SQLite file.
+
+    ``conn`` is public for the LangGraph checkpointer alone.
+    """
+
+    dialect = SQLITE
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self.target = str(path)
+        self._saver: AsyncSqliteSaver | None = None
+
+    @classmethod
+    async def connect(cls, path: Path) -> SqliteStore:
+        """Open the file (creating it and its directories), with its pragmas set."""
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        store = cls(conn, path)
+        try:
+            for pragma in _PRAGMAS:
+                await store.execute(pragma)
+        except BaseException:
+            await conn.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self.conn.close()
+
+    async def _job(self, work: Callable[[Tx], T]) -> T:
+        """Run ``work`` on the connection's thread as one job; return its result."""
+        conn = self.conn
+
+        def job() -> T:
+            return work(SqliteTx(conn._conn))
+
+        # aiosqlite's own entry point for running a function on its thread: its public
+        # helpers hand cursors back to this thread, which the rules forbid.
+        return cast(T, await conn._execute(job))  # type: ignore[no-untyped-call]
+
+    async def transaction(self, work: Callable[[Tx], T]) -> T:
+        """Run ``work`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` as one job."""
+        conn = self.conn
+
+        def job(tx: Tx) -> T:
+            tx.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(tx)
+                tx.execute("COMMIT")
+            except BaseException:
+                # A failed COMMIT or some errors end the transaction themselves.
+                if conn._conn.in_transaction:
+                    tx.execute("ROLLBACK")
+                raise
+            return result
+
+        return await self._job(job)
+
+    @asynccontextmanager
+    async def _migration_lock(self) -> AsyncIterator[None]:
+        # Each migration's BEGIN IMMEDIATE already serialises processes.
+        yield
+
+    async def checkpointer(self) -> AsyncSqliteSaver:
+        """Return a checkpointer over this store's connection, tables created."""
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        if self._saver is None:
+            saver = AsyncSqliteSaver(self.conn)
+            await saver.setup()
+            self._saver = saver
+        return self._saver
