@@ -116,7 +116,7 @@ def use_classifier(labeller: str, llm: LLM) -> bool:
 
     ``auto`` uses the model, except the bundled embedded models: batched labelling with
     the 0.5B scored micro-F1 0.26 on BIORC800 dev sentences (it tends to list the labels
-    in their canonical order) against 0.85 for the classifier, and the 1.5B fails the
+    in their canonical order) against 0.90 for the classifier, and the 1.5B fails the
     same way.
     """
     if labeller == "auto":
