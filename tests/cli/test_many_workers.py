@@ -129,13 +129,21 @@ async def _share_and_kill(
         lambda n: n > 0,
     )
     async with await Store.open(dsn) as store:
+        # Frozen first, so that what it holds cannot change between the look and the
+        # kill (on a loaded machine it may finish them meanwhile: then look again).
+        for _ in range(20):
+            os.kill(victim.pid, signal.SIGSTOP)
+            held = {
+                row[0]
+                for row in await store.fetchall(
+                    f"SELECT item_id FROM run_items WHERE {mine}"
+                )
+            }
+            if held:
+                break
+            os.kill(victim.pid, signal.SIGCONT)
+            await asyncio.sleep(0.2)
         os.kill(victim.pid, signal.SIGKILL)
-        held = {
-            row[0]
-            for row in await store.fetchall(
-                f"SELECT item_id FROM run_items WHERE {mine}"
-            )
-        }
     assert held
     victim.wait(timeout=30)
     assert victim.returncode == -signal.SIGKILL
