@@ -295,11 +295,13 @@ def worker(
     ] = None,
     concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
     quiet: QuietOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Work on an existing run beside other workers; no input files needed."""
-    settings = settings_for(None, base_url)
+    settings = settings_for(None, base_url, endpoint, endpoints_file)
     if db is not None:
         settings = settings.with_overrides(db=db)
     _run_batch_command(
