@@ -20,10 +20,13 @@ is the same work whatever the worker count). For each worker count it prints the
 time from starting the processes to the last one's exit, the working window (first
 claim to last finish, from ``run_items``: process start-up excluded), articles/s over
 that window, the model calls and their ideal time (calls x latency / calls in flight),
-the workers' CPU seconds per article, the peak calls in flight each server saw, and
-the HTTP 429s. The ratio 4 workers / 1 worker and the efficiency (ratio / 4) are taken
-over the working windows. On a machine with few cores, CPU per article in the workers
-bounds throughput at about cores / CPU-per-article articles/s; the table says it.
+the workers' CPU seconds per article (also net of their start-up, measured once on a
+worker that finds no run and exits), the fake servers' CPU per article, the cores the
+workers and servers kept busy, the peak calls in flight each server saw, and the HTTP
+429s. The ratio 4 workers / 1 worker and the efficiency (ratio / 4) are taken over the
+working windows. On a machine with few cores, CPU per article in the workers bounds
+throughput at about cores / CPU-per-article articles/s, less what other processes take;
+the last lines say how close the run came to that.
 
 The checkpoint size is LangGraph's PostgreSQL tables (``checkpoints``,
 ``checkpoint_blobs``, ``checkpoint_writes``, with their indexes and TOAST) after the
@@ -35,7 +38,7 @@ user when run as root) and stopped at the end, also on error or interrupt.
 
 The last line reads ``scaling=<x> efficiency=<x> checkpoint_kib=<x>``.
 
-Usage: ``PYTHONPATH=src .venv/bin/python bench/scale.py [--articles 240]
+Usage: ``PYTHONPATH=src .venv/bin/python bench/scale.py [--articles 160]
 [--workers 1,2,4] [--calls-per-worker 8] [--servers 4] [--per-server 8]
 [--latency 0.2] [--dsn postgresql://postgres@127.0.0.1:5432/postgres]``
 """
@@ -91,9 +94,15 @@ class Trial:
     calls: int
     ideal_s: float
     cpu_s: float
+    server_cpu_s: float
     peaks: list[int]
     rejected: int
     checkpoint_bytes: int
+
+    @property
+    def cores_used(self) -> float:
+        """Return the cores the workers and the servers kept busy on average."""
+        return (self.cpu_s + self.server_cpu_s) / self.wall_s
 
     @property
     def rate(self) -> float:
@@ -178,6 +187,7 @@ def trial(
         logs = [work / f"w{workers}-{i}.log" for i in range(workers)]
         try:
             cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            own_before = resource.getrusage(resource.RUSAGE_SELF)
             started = time.perf_counter()
             procs = [
                 start_worker(
@@ -195,6 +205,7 @@ def trial(
                     raise SystemExit(f"a worker exited with {proc.returncode}: {tail}")
             wall = time.perf_counter() - started
             cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            own_after = resource.getrusage(resource.RUSAGE_SELF)
         finally:
             for proc in procs:
                 if proc.poll() is None:
@@ -205,6 +216,10 @@ def trial(
         done, failed, total, window, calls, size = asyncio.run(measure(dsn))
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (
         cpu_after.ru_stime - cpu_before.ru_stime
+    )
+    # This process only waits for the workers meanwhile: its CPU is the servers'.
+    served = (own_after.ru_utime - own_before.ru_utime) + (
+        own_after.ru_stime - own_before.ru_stime
     )
     in_flight = min(workers * args.calls_per_worker, args.servers * args.per_server)
     return Trial(
@@ -217,10 +232,28 @@ def trial(
         calls=calls,
         ideal_s=calls * args.latency / in_flight,
         cpu_s=cpu,
+        server_cpu_s=served,
         peaks=[s.stats.peak_in_flight for s in servers],
         rejected=sum(s.stats.rejected for s in servers),
         checkpoint_bytes=size,
     )
+
+
+def startup_cpu(admin: str) -> float:
+    """Return the CPU seconds a worker process spends before its first claim.
+
+    Measured on a worker started for a run that does not exist: it imports, opens
+    the database and exits.
+    """
+    with fresh_database(admin) as dsn:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(
+            [sys.executable, "-m", "veriscribe.cli.app", "worker", "no-such-run"],
+            env={**os.environ, "VERISCRIBE_DB": dsn},
+            capture_output=True,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 @contextlib.contextmanager
@@ -244,7 +277,7 @@ def _terminate(signum: int, frame: Any) -> None:
 def main() -> None:
     """Run the batch through each worker count and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--articles", type=int, default=240)
+    parser.add_argument("--articles", type=int, default=160)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--calls-per-worker", type=int, default=8)
     parser.add_argument("--servers", type=int, default=4)
@@ -269,6 +302,8 @@ def main() -> None:
     )
     trials: dict[int, Trial] = {}
     with server(args.dsn) as admin:
+        startup = startup_cpu(admin)
+        print(f"worker start-up: {startup:.1f} CPU s per process", flush=True)
         for workers in counts:
             t = trial(admin, work, dataset, workers, args)
             trials[workers] = t
@@ -277,29 +312,40 @@ def main() -> None:
                 f"wall={t.wall_s:.1f}s window={t.window_s:.1f}s "
                 f"articles/s={t.rate:.2f} calls={t.calls} ideal={t.ideal_s:.1f}s "
                 f"cpu/article={1000 * t.cpu_s / t.total:.0f}ms "
+                f"server_cpu/article={1000 * t.server_cpu_s / t.total:.0f}ms "
                 f"peak_in_flight={t.peaks} rejected={t.rejected}",
                 flush=True,
             )
     first, last = trials[counts[0]], trials[counts[-1]]
+
+    def net(t: Trial) -> float:
+        """Return the workers' CPU seconds per article, their start-up taken out."""
+        return max(0.0, t.cpu_s - t.workers * startup) / t.total
+
     base = first.rate / counts[0]
     print()
     print(
         f"{'workers':>7} {'articles/s':>10} {'x 1 worker':>10} {'ideal x':>8} "
-        f"{'window s':>8} {'wall s':>7} {'CPU ms/article':>14}"
+        f"{'window s':>8} {'wall s':>7} {'CPU ms/article':>14} "
+        f"{'net of start-up':>15} {'cores used':>10}"
     )
     for workers, t in trials.items():
         print(
             f"{workers:>7} {t.rate:>10.2f} {t.rate / base:>10.2f} "
             f"{first.ideal_s / t.ideal_s * counts[0]:>8.2f} {t.window_s:>8.1f} "
-            f"{t.wall_s:>7.1f} {1000 * t.cpu_s / t.total:>14.0f}"
+            f"{t.wall_s:>7.1f} {1000 * t.cpu_s / t.total:>14.0f} "
+            f"{1000 * net(t):>15.0f} {t.cores_used:>10.2f}"
         )
     scaling = last.rate / first.rate
     efficiency = scaling / (counts[-1] / counts[0])
-    cpu_per_article = max(t.cpu_s / t.total for t in trials.values())
+    cpu_per_article = max(net(t) for t in trials.values())
     print(
         f"CPU bound: {cores} cores / {1000 * cpu_per_article:.0f} ms per article in "
-        f"the workers = {cores / cpu_per_article:.1f} articles/s at most, before the "
-        "fake servers, PostgreSQL and anything else on the machine take their share"
+        f"the workers (start-up aside) = {cores / cpu_per_article:.1f} articles/s "
+        "at most, before the fake servers, PostgreSQL and anything else on the "
+        "machine take their share; "
+        f"workers and servers got {max(t.cores_used for t in trials.values()):.2f} "
+        f"cores at most (load now {os.getloadavg()[0]:.1f})"
     )
     kib = first.checkpoint_bytes / first.total / 1024
     print(f"scaling={scaling:.2f} efficiency={efficiency:.2f} checkpoint_kib={kib:.1f}")
