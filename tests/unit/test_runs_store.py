@@ -56,6 +56,17 @@ async def test_claims_take_heaviest_first_and_never_twice(
     assert all(c.attempts == 1 for c in first + second)
 
 
+async def test_a_claim_takes_no_more_than_its_limit(runs: SqlRunStore) -> None:
+    # Enough items with tied weights that PostgreSQL joins the pick row by row.
+    await runs.put_items(
+        RUN,
+        [NewItem(f"a{i}", i, f"a{i}", None, f"k{i}", weight=i % 7) for i in range(100)],
+    )
+    assert len(await runs.claim(RUN, "w1", 18)) == 18
+    assert len(await runs.claim(RUN, "w2", 18)) == 18
+    assert (await runs.counts(RUN)).running == 36
+
+
 async def test_two_connections_claim_disjoint_items(db_target: str) -> None:
     stores = [await Store.open(db_target) for _ in range(3)]
     try:

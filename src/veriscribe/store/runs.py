@@ -262,16 +262,19 @@ def open_run_store(store: Store) -> RunStore:
 # pending. SQLite: a write holds the database's write lock for all its connections, so
 # the UPDATE runs alone. PostgreSQL: the inner SELECT locks the rows it picks and skips
 # rows another claim holds (FOR UPDATE SKIP LOCKED), so claims run side by side.
+# The pick is a materialized CTE: as a plain IN subquery, PostgreSQL may run it again
+# for each row it joins, and every run's LIMIT then claims more items than asked.
 _CLAIM = """
-UPDATE run_items
-SET status = 'running', claimed_by = :worker, claimed_at = :now,
-    attempts = attempts + 1
-WHERE run_id = :run_id AND item_id IN (
+WITH picked AS MATERIALIZED (
     SELECT item_id FROM run_items
     WHERE run_id = :run_id AND status = 'pending'
     ORDER BY weight DESC, seq
     LIMIT :limit{lock}
 )
+UPDATE run_items
+SET status = 'running', claimed_by = :worker, claimed_at = :now,
+    attempts = attempts + 1
+WHERE run_id = :run_id AND item_id IN (SELECT item_id FROM picked)
 RETURNING item_id, source, article_id, doc_key, attempts, weight, seq
 """
 
