@@ -33,7 +33,8 @@ QUESTION = "How is hypertension diagnosed and treated?"
 
 # These tests drive the graph with the sampled four-way judge, whose votes, rounds and
 # ties they check; the scored judge is tested in test_constrained_answers.py.
-SAMPLED = QAOptions(judge_method="sampled")
+# The model words its sentences: these tests check what is said against quotes.
+SAMPLED = QAOptions(judge_method="sampled", wording="own")
 
 SENT_DIAG = "A diagnosis requires elevated readings on two separate occasions."
 SENT_SODIUM = (
@@ -174,7 +175,9 @@ async def test_majority_of_three_and_extra_rounds_for_a_tie(store: Store) -> Non
         shortfall="scope_inflation",
     )
     result = await ask(
-        store, script, options=QAOptions(recover=False, judge_method="sampled")
+        store,
+        script,
+        options=QAOptions(recover=False, judge_method="sampled", wording="own"),
     )
     claims = by_text(result)
     assert claims[SENT_DIAG]["votes"] == [
@@ -202,7 +205,7 @@ async def test_a_tie_that_never_breaks_takes_the_less_supportive_verdict(
         "contradicted",
     ]
     script = Script(answer=answer, verdicts={"diagnosis": four_ways})
-    options = QAOptions(samples=3, max_samples=4, judge_method="sampled")
+    options = QAOptions(samples=3, max_samples=4, judge_method="sampled", wording="own")
     result = await ask(store, script, options=options)
     (claim,) = result["claims"]
     assert claim["votes"] == four_ways
@@ -269,7 +272,10 @@ async def test_bare_section_ids_are_resolved(store: Store) -> None:
 async def test_bm25_retriever_needs_no_retrieve_call(store: Store) -> None:
     script = Script(answer="Not found in the loaded guidelines.")
     result = await ask(
-        store, script, options=QAOptions(retriever="bm25", k=2), question="sodium"
+        store,
+        script,
+        options=QAOptions(retriever="bm25", k=2, wording="own"),
+        question="sodium",
     )
     assert script.calls == ["answer"]
     assert result["read_set"] == [LIFESTYLE]

@@ -57,7 +57,8 @@ class Model:
 async def ask(store: Store, model: Model, **options: Any) -> dict[str, Any]:
     llm = scripted_llm(ScriptedChatModel(responder=model), store=store)
     graph = await compiled_graph(store)
-    opts = QAOptions(retriever="bm25", k=3, **options)
+    # The model words its sentences unless a test asks for the source's own.
+    opts = QAOptions(retriever="bm25", k=3, **{"wording": "own", **options})
     deps = QADeps(store=store, llm=llm, options=opts)
     return await run_thread(
         store, graph, deps, "t", turn_input("ask", CORPUS, QUESTION)
@@ -182,7 +183,12 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
         )
         llm = scripted_llm(ScriptedChatModel(responder=model), store=store)
         graph = await compiled_graph(store)
-        options = QAOptions(retriever="bm25", k=1, citations=citations)  # type: ignore[arg-type]
+        options = QAOptions(
+            retriever="bm25",
+            k=1,
+            citations=citations,  # type: ignore[arg-type]
+            wording="own",
+        )
         deps = QADeps(store=store, llm=llm, options=options)
         result = await run_thread(
             store, graph, deps, "a", turn_input("ask", "asp", "Aspirin for children?")

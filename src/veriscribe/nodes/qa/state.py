@@ -79,7 +79,7 @@ class QAOptions:
     ``free``: the model writes its quotes (the papers' setting)."""
     cite_by: CiteBy = "quote"
     """Constrained citations name a unit by its text (``quote``) or its id (``id``)."""
-    wording: Wording = "own"
+    wording: Wording = "source"
     """Constrained answers: ``own``, the model writes each sentence from its quote;
     ``source``, each sentence is the cited guideline sentence itself, and the model
     only chooses which ones answer the question."""
