@@ -263,7 +263,9 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
         }
     messages = build(fence_all(chosen, numbered=by_id))
     try:
-        sentences = await _reply(llm, prompt.id, messages, units, options, read, chosen)
+        sentences = one_sentence_each(
+            await _reply(llm, prompt.id, messages, units, options, read, chosen)
+        )
     except StructuredOutputError as exc:
         # Recorded and routed to present, which reports it; nothing is made up.
         return {
@@ -296,21 +298,7 @@ async def _reply(
     read: Sequence[str],
     chosen: Sequence[tuple[SectionRow, str | None]],
 ) -> list[AnswerSentence]:
-    """Ask for the answer in the configured citation form; return its sentences."""
-    return one_sentence_each(
-        await _cited_sentences(llm, prompt_id, messages, units, options, read, chosen)
-    )
-
-
-async def _cited_sentences(
-    llm: LLM,
-    prompt_id: str,
-    messages: list[BaseMessage],
-    units: SourceUnits,
-    options: QAOptions,
-    read: Sequence[str],
-    chosen: Sequence[tuple[SectionRow, str | None]],
-) -> list[AnswerSentence]:
+    """Ask for the answer in the configured citation form; return its items."""
     max_tokens = options.answer_tokens
     own_words = options.wording == "own"
     if options.citations == "free":
