@@ -7,6 +7,8 @@ log file that holds the traceback (``--debug`` prints it).
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class VeriscribeError(Exception):
     """A failure the user can act on."""
@@ -80,3 +82,10 @@ class NotFound(VeriscribeError):
 
 
 RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (BackendUnavailable,)
+
+
+def first_problem(exc: ValidationError, root: str) -> str:
+    """Return a validation error's first problem as ``where: what``, on one line."""
+    problem = exc.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"]) or root
+    return f"{where}: {problem['msg']}"

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from veriscribe.errors import ConfigError
+from veriscribe.errors import ConfigError, first_problem
 from veriscribe.llm.spec import ModelSpec
 from veriscribe.redaction import remember_secret
 from veriscribe.settings import Settings
@@ -128,10 +128,9 @@ def read_endpoints_file(path: Path) -> list[EndpointEntry]:
         try:
             entries.append(EndpointEntry.model_validate(table))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "entry"
             raise ConfigError(
-                f"endpoints file {path}, endpoint {number}: {where}: {problem['msg']}"
+                f"endpoints file {path}, endpoint {number}: "
+                f"{first_problem(exc, 'entry')}"
             ) from exc
     return entries
 

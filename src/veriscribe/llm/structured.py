@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 from json_repair import repair_json
 from pydantic import BaseModel, ValidationError
 
+from veriscribe.errors import first_problem
+
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
@@ -54,10 +56,8 @@ def parse_model(raw: str, schema: type[T]) -> T:
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise ParseFailure(
-            f"JSON does not match {schema.__name__}: {where}: {first['msg']}"
+            f"JSON does not match {schema.__name__}: {first_problem(exc, '(root)')}"
         ) from exc
 
 
