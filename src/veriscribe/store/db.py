@@ -216,12 +216,14 @@ class Store(abc.ABC):
     async def migrate(self) -> list[str]:
         """Apply the migrations not applied yet; return their names."""
         async with self._migration_lock():
-            await self.execute(
-                self.dialect.ddl(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations "
-                    "(name TEXT PRIMARY KEY, applied REAL NOT NULL)"
-                )
+            create = self.dialect.ddl(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(name TEXT PRIMARY KEY, applied REAL NOT NULL)"
             )
+            # In a transaction that takes the write lock first: in autocommit, SQLite
+            # reads the schema, then fails at once ("database is locked") when another
+            # process created the table meanwhile, instead of waiting its turn.
+            await self.transaction(lambda tx: tx.execute(create))
             done = {
                 row[0]
                 for row in await self.fetchall("SELECT name FROM schema_migrations")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -15,6 +17,27 @@ from veriscribe.store.dialect import SQLITE
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+SETUP_ATTEMPTS = 20
+"""Tries of a setup step (WAL switch, checkpoint tables) while other processes set up."""
+
+
+async def _retry_locked(step: Callable[[], Awaitable[object]]) -> None:
+    """Run a setup step, again while SQLite says at once that the file is locked.
+
+    Switching a new file to WAL and creating tables in autocommit can fail at once when
+    another process does the same at that moment: the busy timeout does not cover a
+    lock upgrade or a journal-mode switch. The steps are idempotent.
+    """
+    for attempt in range(SETUP_ATTEMPTS):
+        try:
+            await step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == SETUP_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.05 * (attempt + 1))
+
 
 _PRAGMAS = (
     # The busy timeout first: switching to WAL takes a lock, and without a timeout a
@@ -79,7 +102,7 @@ class SqliteStore(Store):
         store = cls(conn, path)
         try:
             for pragma in _PRAGMAS:
-                await store.execute(pragma)
+                await _retry_locked(functools.partial(store.execute, pragma))
         except BaseException:
             await conn.close()
             raise
@@ -129,6 +152,9 @@ class SqliteStore(Store):
 
         if self._saver is None:
             saver = AsyncSqliteSaver(self.conn)
-            await saver.setup()
+            # Its setup creates tables in autocommit: when another process creates
+            # them at the same moment, SQLite refuses at once rather than wait (see
+            # `migrate`). The tables are created "if not exists": try again.
+            await _retry_locked(saver.setup)
             self._saver = saver
         return self._saver
