@@ -9,8 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from pg import ENV, fresh_database, pg_bin, throwaway_server
+
+# Property tests draw the same examples on every run, so the suite's verdict does not
+# depend on the draw; VERISCRIBE_HYPOTHESIS=explore draws new ones to look for cases.
+hypothesis_settings.register_profile("fixed", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("VERISCRIBE_HYPOTHESIS", "fixed"))
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SHARED_DATA = SHARED / "data"
