@@ -293,3 +293,20 @@ async def test_the_bundled_model_yes_never_certifies(store: Store) -> None:
         [NOT_COMBINED],
     )
     assert ruling["verdict"] == "fully_supported"
+
+
+async def test_a_restated_clause_is_not_certified_past_the_guard() -> None:
+    from veriscribe.nodes.qa.judge import scored_verdict
+
+    source = (
+        "Do not start opioids for acute pain; opioids are recommended for cancer pain."
+    )
+    ruling = await scored_verdict(
+        None,  # type: ignore[arg-type]  # the lexical lane decides: no model call
+        QAOptions(),
+        "",
+        "Opioids are recommended for cancer pain.",
+        [source],
+    )
+    assert ruling["method"] == "lexical" and ruling["verdict"] == "not_supported"
+    assert "not certified" in ruling["note"]

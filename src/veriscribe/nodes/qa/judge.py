@@ -192,6 +192,14 @@ async def scored_verdict(
     """Decide by the lexical lane, else by the scored yes/no question."""
     source = "\n".join(sources)
     restated = lexical_verdict(claim, source) if lexical else None
+    if restated == "fully_supported":
+        # A restated clause may leave out what the rest of its sentence says.
+        reason = certification_guard(claim, source)
+        if reason is not None:
+            verdict = "not_supported"
+            return _found(
+                verdict, [verdict], None, "lexical", None, f"not certified: {reason}"
+            )
     if restated is not None:
         return _found(restated, [restated], None, "lexical", None, "")
     prompt = load_prompt("qa", "judge_yesno")
