@@ -133,6 +133,9 @@ async def _share_and_kill(
         # kill (on a loaded machine it may finish them meanwhile: then look again).
         for _ in range(20):
             os.kill(victim.pid, signal.SIGSTOP)
+            # A statement it sent just before it stopped (the commit of a finished
+            # article) may still be under way in the server: let it land first.
+            await asyncio.sleep(0.5)
             held = {
                 row[0]
                 for row in await store.fetchall(

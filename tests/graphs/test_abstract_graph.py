@@ -74,8 +74,10 @@ def kind(prompt: str) -> str:
 
 
 def facet_of(prompt: str) -> str:
-    match = re.search(r"Summarise this (\w[\w ]*?) section", prompt)
-    return match.group(1) if match else "?"
+    match = re.search(
+        r"Summarise this (\w[\w ]*?) section|Part of the abstract: (\w[\w ]*)", prompt
+    )
+    return (match.group(1) or match.group(2)) if match else "?"
 
 
 Handler = Callable[[str], str]
@@ -299,7 +301,9 @@ async def test_facet_over_budget_is_chunked_and_merged(store: Store) -> None:
 
 async def test_naive_split_uses_the_unnamed_prompt(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder())
-    result = await run(store, scripted_llm(chat), AbstractOptions(split="ns"))
+    result = await run(
+        store, scripted_llm(chat), AbstractOptions(split="ns", prompt="bc")
+    )
     assert "label" not in kinds(chat)
     assert all(f["name"].startswith("part") for f in result["facets"])
     assert all(

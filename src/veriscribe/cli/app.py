@@ -103,7 +103,12 @@ SplitOpt = Annotated[
     str, typer.Option("--split", help="Divide strategy: fs (first sentence), ns, sh.")
 ]
 PromptOpt = Annotated[
-    str, typer.Option("--prompt", help="Prompt family: bc, di, si, si_cot.")
+    str,
+    typer.Option(
+        "--prompt",
+        help="Prompt family: own (the facet's point in the model's own words), or the "
+        "papers' bc, di, si, si_cot.",
+    ),
 ]
 EntitiesOpt = Annotated[
     int,
@@ -111,7 +116,19 @@ EntitiesOpt = Annotated[
 ]
 LeanOpt = Annotated[
     bool,
-    typer.Option("--lean", help="Drop the discarded reasoning field from prompts."),
+    typer.Option(
+        "--lean/--reasoning",
+        help="Ask for the summary alone (--lean), or also for the papers' reasoning "
+        "field, which is thrown away (--reasoning).",
+    ),
+]
+CopyLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--copy-limit",
+        help="Embedded model: never continue a word-for-word run of the facet's text "
+        "beyond N words (0: off; numbers are always copied exactly).",
+    ),
 ]
 LabellerOpt = Annotated[
     str,
@@ -124,12 +141,17 @@ LabellerOpt = Annotated[
 
 
 def abstract_options(
-    split: str, prompt: str, entities: int, lean: bool, labeller: str
+    split: str,
+    prompt: str,
+    entities: int,
+    lean: bool,
+    labeller: str,
+    copy_limit: int = 0,
 ) -> AbstractOptions:
     """Validate the abstract options given on the command line."""
     choices = {
         "--split": (split, ("fs", "ns", "sh")),
-        "--prompt": (prompt, ("bc", "di", "si", "si_cot")),
+        "--prompt": (prompt, ("own", "bc", "di", "si", "si_cot")),
         "--labeller": (labeller, ("auto", "llm", "classifier")),
     }
     for flag, (value, allowed) in choices.items():
@@ -138,15 +160,17 @@ def abstract_options(
                 f"{flag} must be one of {', '.join(allowed)}, not {value!r}"
             )
             raise typer.Exit(1)
-    if entities < 0:
-        render.error_line("--entities must be 0 or more")
-        raise typer.Exit(1)
+    for flag, number in (("--entities", entities), ("--copy-limit", copy_limit)):
+        if number < 0:
+            render.error_line(f"{flag} must be 0 or more")
+            raise typer.Exit(1)
     return AbstractOptions(
         split=split,  # type: ignore[arg-type]
         prompt=prompt,  # type: ignore[arg-type]
         entities=entities,
         lean=lean,
         labeller=labeller,  # type: ignore[arg-type]
+        copy_limit=copy_limit,
     )
 
 
@@ -157,10 +181,11 @@ def abstract(
     ],
     *,
     split: SplitOpt = "fs",
-    prompt: PromptOpt = "bc",
+    prompt: PromptOpt = "own",
     entities: EntitiesOpt = 0,
-    lean: LeanOpt = False,
+    lean: LeanOpt = True,
     labeller: LabellerOpt = "auto",
+    copy_limit: CopyLimitOpt = 4,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -172,7 +197,7 @@ def abstract(
 ) -> None:
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = abstract_options(split, prompt, entities, lean, labeller)
+    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
     if json_out:
         result = run(service.generate_abstract(settings, path, options, model=model))
         render.print_json(result)
@@ -252,10 +277,11 @@ def batch(
     ] = None,
     concurrency: ConcurrencyOpt = None,
     split: SplitOpt = "fs",
-    prompt: PromptOpt = "bc",
+    prompt: PromptOpt = "own",
     entities: EntitiesOpt = 0,
-    lean: LeanOpt = False,
+    lean: LeanOpt = True,
     labeller: LabellerOpt = "auto",
+    copy_limit: CopyLimitOpt = 4,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -265,7 +291,7 @@ def batch(
 ) -> None:
     """Write abstracts for many articles, resumably: run it again to continue."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = abstract_options(split, prompt, entities, lean, labeller)
+    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
     _run_batch_command(
         lambda on_progress: service.run_batch(
             settings,

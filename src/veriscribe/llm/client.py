@@ -126,6 +126,8 @@ class LLM:
     """The backend reads one-word answers' probabilities (``choice_probs``) directly."""
     constrains: bool = True
     """The backend constrains decoding to the JSON schema it is given."""
+    guards_copying: bool = False
+    """The backend can stop word-for-word runs of a source (``copy_guard``)."""
     pool: EndpointPool[BaseChatModel] | None = None
     """Several servers of this model: each attempt goes to one of them (``chat`` is
     then the first one's, and ``endpoint`` lists them all)."""
@@ -174,6 +176,7 @@ class LLM:
         max_tokens: int | None = None,
         constraint: dict[str, Any] | None = None,
         salt: str = "",
+        copy_guard: tuple[str, int] | None = None,
     ) -> Completion[T]:
         """Call the model for a JSON object, validated into ``schema``.
 
@@ -182,11 +185,19 @@ class LLM:
         values); the output is parsed leniently, and if it still does not validate the
         model is asked once to repair it. A second failure raises StructuredOutputError.
         ``salt`` makes otherwise identical calls distinct (independent samples).
+        ``copy_guard`` (source text, words): on a backend that can (the embedded
+        model), decoding may not continue a word-for-word run of the source beyond
+        that many words; other backends ignore it.
         """
         messages = as_messages(prompt)
         schema_json = constraint if constraint is not None else json_schema(schema)
+        extra = (
+            {"copy_guard": {"source": copy_guard[0], "limit": copy_guard[1]}}
+            if copy_guard is not None and copy_guard[1] > 0 and self.guards_copying
+            else None
+        )
         raw, usage, seconds, attempts = await self._call(
-            prompt_id, messages, max_tokens, schema_json, salt=salt
+            prompt_id, messages, max_tokens, schema_json, salt=salt, extra=extra
         )
         try:
             return Completion(
@@ -202,7 +213,12 @@ class LLM:
                 ),
             ]
             raw2, usage2, seconds2, attempts2 = await self._call(
-                f"{prompt_id}+repair", repair, max_tokens, schema_json, salt=salt
+                f"{prompt_id}+repair",
+                repair,
+                max_tokens,
+                schema_json,
+                salt=salt,
+                extra=extra,
             )
             usage, seconds = usage + usage2, seconds + seconds2
             attempts += attempts2
@@ -221,7 +237,7 @@ class LLM:
                 schema_json,
                 raw2,
                 usage2,
-                self._key(messages, max_tokens, schema_json, salt=salt),
+                self._key(messages, max_tokens, schema_json, extra=extra, salt=salt),
             )
             return Completion(
                 value, raw2, usage, seconds, repaired=True, attempts=attempts

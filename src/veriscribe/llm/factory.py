@@ -168,6 +168,7 @@ def make_llm(
             # A bundled model's file is named after it, so this is its label too.
             model_name=path.stem,
             scores_choices=True,
+            guards_copying=True,
         )
     if parsed.backend == "ollama":
         host = ollama_host()

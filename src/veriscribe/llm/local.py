@@ -198,6 +198,22 @@ class ChatLlamaCpp(BaseChatModel):
                     tokens.add(ids[0])
         return tokens
 
+    def _copy_guard(self, spec: dict[str, Any] | None) -> Any:
+        """Return the logits processors that enforce a copy limit, or None."""
+        if not spec:
+            return None
+        from llama_cpp import LogitsProcessorList
+
+        from veriscribe.llm.copy_guard import CopyGuard, copy_guard_processor
+
+        llama = self._llama
+
+        def token_text(token: int) -> str:
+            return str(llama.detokenize([token]).decode("utf-8", errors="ignore"))
+
+        guard = CopyGuard(str(spec["source"]), int(spec["limit"]))
+        return LogitsProcessorList([copy_guard_processor(guard, token_text)])
+
     def _lock_held(self) -> threading.Lock:
         assert self._lock is not None
         return self._lock
@@ -226,6 +242,7 @@ class ChatLlamaCpp(BaseChatModel):
                 grammar=grammar,
                 stop=stop,
                 seed=kwargs.get("seed", self.seed),
+                logits_processor=self._copy_guard(kwargs.get("copy_guard")),
             )
         choice = response["choices"][0]
         usage = response.get("usage") or {}

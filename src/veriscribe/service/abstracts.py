@@ -165,6 +165,7 @@ def assemble_result(
         "split": options.split,
         "lean": options.lean,
         "entities": options.entities,
+        "copy_limit": options.copy_limit,
         "paragraph_count": len(article.paragraphs),
         "usage": usage,
     }

@@ -17,6 +17,9 @@ from veriscribe.nodes.abstract.summarize_facet import output_format
 from veriscribe.prompts import load_prompt
 
 ABSTRACT_TOKENS = 600
+REPEAT_MARGIN = 2
+"""The refined abstract may repeat a run of its own words this much longer than a facet
+summary may copy its text: abstracts name their subject again, loops repeat clauses."""
 
 
 class AbstractFull(WithReasoning):
@@ -52,21 +55,41 @@ def draft_of(state: AbstractState) -> str:
     return "\n\n".join(r["summary"].strip() for r in usable)
 
 
+def one_paragraph(draft: str) -> str:
+    """Return the draft as one paragraph, for the prompt.
+
+    Under a JSON grammar a string cannot hold a raw line break: a small model copying a
+    draft of several paragraphs ends its string at the first break, and the abstract
+    would be the first facet alone.
+    """
+    return " ".join(draft.split())
+
+
 async def refine(
     state: AbstractState, runtime: Runtime[AbstractDeps]
 ) -> dict[str, Any]:
     """Refine the draft; if that fails the draft is the abstract, and it says so."""
     deps = runtime.context
     draft = draft_of(state)
-    prompt = load_prompt("abstract", "refine")
+    prompt = load_prompt(
+        "abstract", "refine_own" if deps.options.prompt == "own" else "refine"
+    )
     lean = deps.options.lean
     started = time.perf_counter()
     try:
         result = await deps.llm.json(
             prompt.id,
-            prompt.render(draft=draft, output_format=output_format("abstract", lean)),
+            prompt.render(
+                draft=one_paragraph(draft),
+                output_format=output_format("abstract", lean),
+            ),
             AbstractLean if lean else AbstractFull,
             max_tokens=ABSTRACT_TOKENS,
+            # With a copy limit, the abstract may not loop on its own words either
+            # (the draft itself may be copied: it is already the model's wording).
+            copy_guard=("", deps.options.copy_limit + REPEAT_MARGIN)
+            if deps.options.copy_limit
+            else None,
         )
     except (StructuredOutputError, ContextOverflow) as exc:
         return {

@@ -18,7 +18,7 @@ from veriscribe.store.articles import get_article
 from veriscribe.store.db import Store
 
 Split = Literal["fs", "ns", "sh"]
-PromptFamily = Literal["bc", "di", "si", "si_cot"]
+PromptFamily = Literal["own", "bc", "di", "si", "si_cot"]
 LabellerKind = Literal["auto", "llm", "classifier"]
 Stage = Literal["facets", "regroup"]
 Status = Literal["ok", "empty", "failed", "lead300"]
@@ -29,14 +29,21 @@ class AbstractOptions:
     """How an abstract is made; part of the run's identity."""
 
     split: Split = "fs"
-    prompt: PromptFamily = "bc"
+    prompt: PromptFamily = "own"
     entities: int = 0
-    lean: bool = False
+    lean: bool = True
     labeller: LabellerKind = "auto"
+    copy_limit: int = 4
+    """On the embedded model, the longest word-for-word run of a facet's text a
+    summary may contain (0: no limit)."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""
-        blob = json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        if not self.copy_limit:
+            # Runs named before the copy limit existed keep their names.
+            del fields["copy_limit"]
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 

@@ -24,6 +24,9 @@ from veriscribe.nodes.abstract.state import (
 from veriscribe.prompts import Prompt, load_prompt
 
 SUMMARY_TOKENS = 320
+OWN_SUMMARY_TOKENS = 200
+"""The own-words prompt asks for two to four sentences: a reply longer than this has
+stopped summarising (small models ramble or list details), and every token is time."""
 ELEMENT_TOKENS = 256
 
 # One line per facet, in the spirit of the paper's concise guidance (table 7).
@@ -115,8 +118,11 @@ def facet_values(
     guide = (
         "its main topic." if naive else guide_table.get(name, CONCISE_GUIDE["other"])
     )
+    facet = "" if naive else DISPLAY.get(name, name)
+    if naive and options.prompt == "own":
+        facet = "one passage of the article"
     values = {
-        "facet": "" if naive else DISPLAY.get(name, name),
+        "facet": facet,
         "guide": guide,
         "text": text,
         "output_format": output_format("summary", options.lean),
@@ -232,7 +238,12 @@ class FacetSummariser:
             prompt.id,
             prompt.render(**values),
             summary_schema(self.options.lean),
-            max_tokens=SUMMARY_TOKENS,
+            max_tokens=OWN_SUMMARY_TOKENS
+            if self.options.prompt == "own"
+            else SUMMARY_TOKENS,
+            copy_guard=(text, self.options.copy_limit)
+            if self.options.copy_limit
+            else None,
         )
         self._account(prompt.id, result.usage, result.seconds)
         return complete_sentences(result.value.summary)
