@@ -10,6 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from veriscribe.cli.app import app
+from veriscribe.documents.articles import Article, read_articles
+from veriscribe.metrics.fragments import extractive_fragments
+from veriscribe.metrics.tokens import tokenize
 
 pytestmark = pytest.mark.local_model
 
@@ -31,6 +34,16 @@ def test_abstract_on_real_article_with_embedded_model(
     assert len(summarised) >= 2
     assert data["usage"]["calls"] >= len(summarised) + 1  # facets + refine
     assert data["usage"]["output_tokens"] > 100
+    # The copy limit (4 words by default) held: no facet summary copies a long run of
+    # the article. Numbers, capitalised words and punctuation tokens may extend a run,
+    # so the bound is loose (13 tokens seen); without the limit this model copied runs
+    # of 35 to 221 tokens from this article.
+    assert data["copy_limit"] == 4
+    (article,) = [a for a in read_articles(path) if isinstance(a, Article)]
+    body = tokenize(" ".join(p.text for p in article.paragraphs))
+    for facet in summarised:
+        runs = [len(f) for f in extractive_fragments(body, tokenize(facet["summary"]))]
+        assert max(runs, default=0) <= 20, (facet["name"], facet["summary"])
     # the model calls were logged and the run was checkpointed
     conn = sqlite3.connect(db)
     assert (
