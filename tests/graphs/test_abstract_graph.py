@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import sqlite3
@@ -405,3 +406,44 @@ def test_drawn_graph_matches_snapshot() -> None:
     drawn = build_abstract_graph().compile().get_graph().draw_mermaid()
     # To accept a deliberate change: write `drawn` to the snapshot file and review it.
     assert drawn == SNAPSHOT.read_text()
+
+
+async def test_the_refine_prompt_holds_the_whole_draft_on_one_line(
+    store: Store,
+) -> None:
+    # Under a JSON grammar a string cannot hold a raw line break: a draft of several
+    # paragraphs made small models end the abstract after the first facet.
+    chat = ScriptedChatModel(responder=responder())
+    result = await run(store, scripted_llm(chat))
+    (prompt,) = [p for p, _ in chat.calls if kind(p) == "refine"]
+    draft = prompt.split("Draft abstract:", 1)[1].strip()
+    assert "\n" not in draft
+    for facet in result["facets"]:
+        if facet["status"] == "ok":
+            assert facet["summary"] in draft
+
+
+async def test_the_copy_limit_reaches_a_backend_that_guards_copying(
+    store: Store,
+) -> None:
+    chat = ScriptedChatModel(responder=responder())
+    llm = dataclasses.replace(scripted_llm(chat), guards_copying=True)
+    await run(store, llm, AbstractOptions(copy_limit=3))
+    art = article()
+    for prompt, kwargs in chat.calls:
+        if kind(prompt) == "facet":
+            guard = kwargs["copy_guard"]
+            assert guard["limit"] == 3
+            assert guard["source"] and guard["source"] in "\n\n".join(
+                p.text for p in art.paragraphs
+            )
+        elif kind(prompt) == "refine":
+            # The abstract may copy the draft, but not loop on its own words.
+            assert kwargs["copy_guard"] == {"source": "", "limit": 5}
+
+
+async def test_no_copy_limit_sends_no_guard(store: Store) -> None:
+    chat = ScriptedChatModel(responder=responder())
+    llm = dataclasses.replace(scripted_llm(chat), guards_copying=True)
+    await run(store, llm, AbstractOptions(copy_limit=0))
+    assert all("copy_guard" not in kwargs for _, kwargs in chat.calls)
