@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from loopback import echoing_401
+from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app
 from veriscribe.cli.failure import ERROR_LOG_NAME
@@ -320,7 +321,7 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
 
 
 def test_a_401_echoing_the_key_reaches_neither_stderr_nor_the_call_log(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, default_db: str
 ) -> None:
     key = "sk-proj-abcdefghijklmnop0123456789"
     token = "tok-0123456789-secret"
@@ -335,10 +336,9 @@ def test_a_401_echoing_the_key_reaches_neither_stderr_nor_the_call_log(
     lines = stderr_lines(result)
     assert len(lines) == 1 and "HTTP 401" in lines[0] and "[REDACTED]" in lines[0]
     assert key not in result.output and token not in result.output
-    with sqlite3.connect(tmp_path / "veriscribe.sqlite") as conn:
-        rows = conn.execute("SELECT outcome, detail FROM llm_calls").fetchall()
-    assert rows
-    for outcome, detail in rows:
+    logged = asyncio.run(rows(default_db, "SELECT outcome, detail FROM llm_calls"))
+    assert logged
+    for outcome, detail in logged:
         assert outcome == "error" and "HTTP 401" in detail
         assert key not in detail and token not in detail
 
