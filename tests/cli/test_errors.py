@@ -19,7 +19,7 @@ from loopback import echoing_401
 from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app
-from veriscribe.cli.failure import ERROR_LOG_NAME
+from veriscribe.cli.failure import ERROR_LOG_NAME, error_log_path
 from veriscribe.errors import InputError, NotFound
 from veriscribe.service import (
     baselines,
@@ -199,7 +199,7 @@ def test_a_bug_is_one_line_naming_the_log(
     args, owner, name = commands(tmp_path)[command]
     inject(monkeypatch, owner, name, RuntimeError(f"boom in {name}"))
     result = runner.invoke(app, args, input="a question\n")
-    log = tmp_path / ERROR_LOG_NAME
+    log = error_log_path()  # beside a SQLite file, else in the data directory
     lines = stderr_lines(result)
     assert result.exit_code == 1, result.output
     assert len(lines) == 1, result.stderr
@@ -221,7 +221,7 @@ def test_an_error_the_user_can_act_on_is_its_own_line(
     assert result.exit_code == 1, result.output
     assert stderr_lines(result) == [f"error: no corpus 'c1' ({name})"]
     assert "Traceback" not in result.output
-    assert not (tmp_path / ERROR_LOG_NAME).exists()
+    assert not error_log_path().exists()
 
 
 def test_debug_prints_the_traceback(
@@ -290,7 +290,7 @@ def test_a_log_record_goes_to_the_log_file_not_stderr(
     monkeypatch.setattr(service, "list_runs", noisy)
     result = runner.invoke(app, ["runs", "list"])
     assert stderr_lines(result) == ["error: x.txt: unreadable"]
-    logged = (tmp_path / ERROR_LOG_NAME).read_text("utf-8")
+    logged = error_log_path().read_text("utf-8")
     assert "article x failed" in logged and "ValueError: inner" in logged
 
 
