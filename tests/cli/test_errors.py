@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from loopback import echoing_401
 from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app
-from veriscribe.cli.failure import ERROR_LOG_NAME, error_log_path
+from veriscribe.cli.failure import error_log_path
 from veriscribe.errors import InputError, NotFound
 from veriscribe.service import (
     baselines,
@@ -294,7 +293,7 @@ def test_a_log_record_goes_to_the_log_file_not_stderr(
     assert "article x failed" in logged and "ValueError: inner" in logged
 
 
-def test_the_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
+def test_the_installed_entry_point_prints_no_traceback() -> None:
     code = (
         "import veriscribe.service as s\n"
         "async def boom(*a, **k):\n"
@@ -303,18 +302,16 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
         "from veriscribe.cli.app import main\n"
         "main()\n"
     )
-    env = {**os.environ, "VERISCRIBE_DB": str(tmp_path / "v.sqlite")}
     proc = subprocess.run(
         [sys.executable, "-c", code, "runs", "list"],
         capture_output=True,
         text=True,
-        env=env,
         timeout=120,
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "a bug in veriscribe" in proc.stderr
-    assert "RuntimeError: boom" in (tmp_path / ERROR_LOG_NAME).read_text("utf-8")
+    assert "RuntimeError: boom" in error_log_path().read_text("utf-8")
 
 
 # ------------------------------------------------------------------ secrets
