@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from stores import scalar
 from veriscribe.cli import render
 from veriscribe.cli.app import app
 from veriscribe.graphs.abstract import AbstractOptions
@@ -31,16 +32,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(raw) for raw in text.splitlines()]
 
 
-def query(db: Path, sql: str, *args: Any) -> Any:
-    """Read the database of another process (None while it has no such table)."""
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
-            return conn.execute(sql, args).fetchone()[0]
-    except sqlite3.OperationalError:
-        return None
-
-
-def start(args: list[str], db: Path, cwd: Path) -> subprocess.Popen[bytes]:
+def start(args: list[str], db: str, cwd: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "VERISCRIBE_DB": str(db)}
     return subprocess.Popen(
         [sys.executable, "-m", "veriscribe.cli.app", *args],
@@ -51,9 +43,11 @@ def start(args: list[str], db: Path, cwd: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def wait_for_calls(proc: subprocess.Popen[bytes], db: Path, calls: int) -> None:
+def wait_for_calls(proc: subprocess.Popen[bytes], db: str, calls: int) -> None:
     deadline = time.monotonic() + 120
-    while (query(db, "SELECT COUNT(*) FROM llm_calls WHERE outcome='ok'") or 0) < calls:
+    while (
+        scalar(db, "SELECT COUNT(*) FROM llm_calls WHERE outcome='ok'") or 0
+    ) < calls:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the batch made too few calls"
         time.sleep(0.05)
@@ -142,7 +136,7 @@ def test_progress_line_and_view_render() -> None:
 
 
 def test_killed_batch_resumes_without_repeating_a_finished_call(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, default_db: str, new_db: Callable[[], str]
 ) -> None:
     """SIGKILL a real batch process part way, resume it, count the model calls.
 
@@ -153,7 +147,7 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
     uninterrupted run makes - responses stored before the kill.
     """
     pcd = str(shared_data / "articles" / "pcd.jsonl")
-    db = tmp_path / "v.sqlite"
+    db = default_db
     out = tmp_path / "out.jsonl"
     args = ["batch", pcd, "--out", str(out), "--model", "sim:latency=0.1", "-c", "4"]
 
@@ -161,13 +155,13 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
     wait_for_calls(proc, db, 30)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    stored_before = query(db, "SELECT COUNT(*) FROM llm_cache")
-    last_call = query(db, "SELECT MAX(id) FROM llm_calls")
-    finished_before = query(db, "SELECT COUNT(*) FROM llm_calls WHERE outcome='ok'")
-    assert query(db, "SELECT COUNT(*) FROM run_items WHERE status='running'") > 0
+    stored_before = scalar(db, "SELECT COUNT(*) FROM llm_cache")
+    last_call = scalar(db, "SELECT MAX(id) FROM llm_calls")
+    finished_before = scalar(db, "SELECT COUNT(*) FROM llm_calls WHERE outcome='ok'")
+    assert scalar(db, "SELECT COUNT(*) FROM run_items WHERE status='running'") > 0
     assert 0 <= finished_before - stored_before <= 4  # at most the calls in flight
 
-    run_id = query(db, "SELECT run_id FROM runs")
+    run_id = scalar(db, "SELECT run_id FROM runs")
     resumed = start(["runs", "resume", run_id, "--json"], db, tmp_path)
     stdout, stderr = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, stderr.decode()
@@ -180,7 +174,7 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
     )
     assert all(r["abstract"] for r in results)
 
-    calls_after = query(
+    calls_after = scalar(
         db, "SELECT COUNT(*) FROM llm_calls WHERE outcome='ok' AND id > ?", last_call
     )
     reference = tmp_path / "clean"
@@ -189,7 +183,7 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
 
     clean = asyncio.run(
         run_batch(
-            Settings(db=reference / "v.sqlite"),
+            Settings(db=new_db()),
             [pcd],
             reference / "out.jsonl",
             AbstractOptions(),
@@ -199,7 +193,7 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
     )
     needed = clean["session"]["calls"]
     assert calls_after == needed - stored_before
-    assert query(db, "SELECT COUNT(*) FROM llm_cache") == needed
+    assert scalar(db, "SELECT COUNT(*) FROM llm_cache") == needed
     # The resumed run wrote what an uninterrupted run writes.
     clean_abstracts = {
         r["source"]: r["abstract"] for r in lines(reference / "out.jsonl")
@@ -208,10 +202,10 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
 
 
 def test_ctrl_c_drains_in_flight_articles_and_exits_cleanly(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, default_db: str
 ) -> None:
     pcd = str(shared_data / "articles" / "pcd.jsonl")
-    db = tmp_path / "v.sqlite"
+    db = default_db
     out = tmp_path / "out.jsonl"
     args = ["batch", pcd, "--out", str(out), "--model", "sim:latency=0.05", "-c", "2"]
     proc = start([*args, "--quiet"], db, tmp_path)
@@ -220,9 +214,9 @@ def test_ctrl_c_drains_in_flight_articles_and_exits_cleanly(
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr.decode()
     assert "resume with: veriscribe runs resume" in stderr.decode()
-    assert query(db, "SELECT COUNT(*) FROM run_items WHERE status='running'") == 0
+    assert scalar(db, "SELECT COUNT(*) FROM run_items WHERE status='running'") == 0
     interrupted = lines(out)
-    assert len(interrupted) == query(
+    assert len(interrupted) == scalar(
         db, "SELECT COUNT(*) FROM run_items WHERE status='done'"
     )
     assert 0 < len(interrupted) < 11

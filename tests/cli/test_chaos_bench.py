@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "chaos.py"
 
 
@@ -20,6 +22,9 @@ def load_bench() -> ModuleType:
     return module
 
 
+@pytest.mark.sqlite_only(
+    reason="bench/chaos.py gives every run a SQLite file of its own"
+)
 def test_one_batch_trial_killed_and_resumed_matches_its_reference(
     shared_data: Path, tmp_path: Path
 ) -> None:

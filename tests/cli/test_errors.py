@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
-import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,9 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from loopback import echoing_401
+from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app
-from veriscribe.cli.failure import ERROR_LOG_NAME
+from veriscribe.cli.failure import error_log_path
 from veriscribe.errors import InputError, NotFound
 from veriscribe.service import (
     baselines,
@@ -198,7 +198,7 @@ def test_a_bug_is_one_line_naming_the_log(
     args, owner, name = commands(tmp_path)[command]
     inject(monkeypatch, owner, name, RuntimeError(f"boom in {name}"))
     result = runner.invoke(app, args, input="a question\n")
-    log = tmp_path / ERROR_LOG_NAME
+    log = error_log_path()  # beside a SQLite file, else in the data directory
     lines = stderr_lines(result)
     assert result.exit_code == 1, result.output
     assert len(lines) == 1, result.stderr
@@ -220,7 +220,7 @@ def test_an_error_the_user_can_act_on_is_its_own_line(
     assert result.exit_code == 1, result.output
     assert stderr_lines(result) == [f"error: no corpus 'c1' ({name})"]
     assert "Traceback" not in result.output
-    assert not (tmp_path / ERROR_LOG_NAME).exists()
+    assert not error_log_path().exists()
 
 
 def test_debug_prints_the_traceback(
@@ -289,11 +289,11 @@ def test_a_log_record_goes_to_the_log_file_not_stderr(
     monkeypatch.setattr(service, "list_runs", noisy)
     result = runner.invoke(app, ["runs", "list"])
     assert stderr_lines(result) == ["error: x.txt: unreadable"]
-    logged = (tmp_path / ERROR_LOG_NAME).read_text("utf-8")
+    logged = error_log_path().read_text("utf-8")
     assert "article x failed" in logged and "ValueError: inner" in logged
 
 
-def test_the_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
+def test_the_installed_entry_point_prints_no_traceback() -> None:
     code = (
         "import veriscribe.service as s\n"
         "async def boom(*a, **k):\n"
@@ -302,25 +302,23 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path: Path) -> None:
         "from veriscribe.cli.app import main\n"
         "main()\n"
     )
-    env = {**os.environ, "VERISCRIBE_DB": str(tmp_path / "v.sqlite")}
     proc = subprocess.run(
         [sys.executable, "-c", code, "runs", "list"],
         capture_output=True,
         text=True,
-        env=env,
         timeout=120,
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "a bug in veriscribe" in proc.stderr
-    assert "RuntimeError: boom" in (tmp_path / ERROR_LOG_NAME).read_text("utf-8")
+    assert "RuntimeError: boom" in error_log_path().read_text("utf-8")
 
 
 # ------------------------------------------------------------------ secrets
 
 
 def test_a_401_echoing_the_key_reaches_neither_stderr_nor_the_call_log(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, default_db: str
 ) -> None:
     key = "sk-proj-abcdefghijklmnop0123456789"
     token = "tok-0123456789-secret"
@@ -335,10 +333,9 @@ def test_a_401_echoing_the_key_reaches_neither_stderr_nor_the_call_log(
     lines = stderr_lines(result)
     assert len(lines) == 1 and "HTTP 401" in lines[0] and "[REDACTED]" in lines[0]
     assert key not in result.output and token not in result.output
-    with sqlite3.connect(tmp_path / "veriscribe.sqlite") as conn:
-        rows = conn.execute("SELECT outcome, detail FROM llm_calls").fetchall()
-    assert rows
-    for outcome, detail in rows:
+    logged = asyncio.run(rows(default_db, "SELECT outcome, detail FROM llm_calls"))
+    assert logged
+    for outcome, detail in logged:
         assert outcome == "error" and "HTTP 401" in detail
         assert key not in detail and token not in detail
 

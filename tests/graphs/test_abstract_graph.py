@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import json
 import re
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from fakes import ScriptedChatModel, scripted_llm
+from stores import checkpoint_bytes
 from veriscribe.documents.articles import Article, Paragraph
 from veriscribe.errors import VeriscribeError
 from veriscribe.graphs.abstract import AbstractOptions, build_abstract_graph
@@ -130,8 +130,8 @@ async def run(
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> Any:
-    async with await Store.open(tmp_path / "graph.sqlite") as opened:
+async def store(default_db: str) -> Any:
+    async with await Store.open(default_db) as opened:
         yield opened
 
 
@@ -386,16 +386,9 @@ async def test_resume_after_interruption_repeats_no_finished_branch(
     assert all(f["status"] != "failed" for f in result["facets"])
 
 
-async def test_checkpoints_hold_no_paragraph_text(tmp_path: Path) -> None:
-    db = tmp_path / "ckpt.sqlite"
-    async with await Store.open(db) as store:
-        await run(store, scripted_llm(ScriptedChatModel(responder=responder())))
-    conn = sqlite3.connect(db)
-    blobs = b"".join(
-        bytes(row[0] or b"")
-        for table, column in (("checkpoints", "checkpoint"), ("writes", "value"))
-        for row in conn.execute(f"SELECT {column} FROM {table}")
-    )
+async def test_checkpoints_hold_no_paragraph_text(store: Store) -> None:
+    await run(store, scripted_llm(ScriptedChatModel(responder=responder())))
+    blobs = await checkpoint_bytes(store)
     assert len(blobs) > 1000  # the checkpoints exist
     for _, text in PARAGRAPHS:
         assert text[:40].encode() not in blobs

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from qa_helpers import (
     cite,
     script_llm,
 )
+from stores import checkpoint_bytes
 from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, QAOptions, turn_input
@@ -58,8 +58,8 @@ ANSWER = (
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "qa.sqlite") as opened:
+async def store(default_db: str) -> AsyncIterator[Store]:
+    async with await Store.open(default_db) as opened:
         await add_fixture_corpus(opened)
         yield opened
 
@@ -463,21 +463,13 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
     assert len(second.calls) == 3
 
 
-async def test_checkpoints_hold_no_section_text(tmp_path: Path) -> None:
-    db = tmp_path / "ckpt.sqlite"
-    async with await Store.open(db) as store:
-        await add_fixture_corpus(store)
-        script = Script(
-            answer=f"{SENT_SODIUM} " + cite(LIFESTYLE, "should reduce dietary sodium"),
-            verdicts={"sodium": ["partially_supported"]},
-        )
-        await ask(store, script)
-    conn = sqlite3.connect(db)
-    blobs = b"".join(
-        bytes(row[0] or b"")
-        for table, column in (("checkpoints", "checkpoint"), ("writes", "value"))
-        for row in conn.execute(f"SELECT {column} FROM {table}")
+async def test_checkpoints_hold_no_section_text(store: Store) -> None:
+    script = Script(
+        answer=f"{SENT_SODIUM} " + cite(LIFESTYLE, "should reduce dietary sodium"),
+        verdicts={"sodium": ["partially_supported"]},
     )
+    await ask(store, script)
+    blobs = await checkpoint_bytes(store)
     assert b"should reduce dietary sodium" in blobs  # the answer's own quote is kept
     for text in (b"validated device after five minutes", b"Regular aerobic exercise"):
         assert text not in blobs

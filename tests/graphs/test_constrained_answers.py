@@ -23,8 +23,8 @@ NOT_COMBINED = (
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "qa.sqlite") as opened:
+async def store(default_db: str) -> AsyncIterator[Store]:
+    async with await Store.open(default_db) as opened:
         await add_fixture_corpus(opened)
         yield opened
 
@@ -160,7 +160,7 @@ ASPIRIN = (
 
 @pytest.mark.parametrize("citations", ["constrained", "free"])
 async def test_the_reversed_aspirin_recommendation_is_never_certified(
-    tmp_path: Path, citations: str
+    tmp_path: Path, default_db: str, citations: str
 ) -> None:
     """An elision that skips a scope, and a judge that says yes to anything."""
     from veriscribe.documents.guidelines import read_guideline_path
@@ -173,7 +173,7 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
         "aspirin in children under 16 years ... "
         "aspirin is recommended for secondary prevention"
     )
-    async with await Store.open(tmp_path / "a.sqlite") as store:
+    async with await Store.open(default_db) as store:
         await corpora.ensure_corpus(store, "asp")
         for doc in read_guideline_path(guideline):
             await corpora.store_document(store, "asp", doc)

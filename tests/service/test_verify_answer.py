@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import veriscribe
@@ -14,11 +12,10 @@ from veriscribe.store.db import Store
 
 
 @pytest.fixture
-async def settings(tmp_path: Path) -> Settings:
-    db = tmp_path / "v.sqlite"
-    async with await Store.open(db) as store:
+async def settings(default_db: str) -> Settings:
+    async with await Store.open(default_db) as store:
         await add_fixture_corpus(store)
-    return Settings(db=db, model="ollama:unreachable")
+    return Settings(db=default_db, model="ollama:unreachable")
 
 
 async def test_deterministic_checks_need_no_model(settings: Settings) -> None:

@@ -1,5 +1,4 @@
 import asyncio
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -51,8 +50,8 @@ async def test_schema_reaches_the_backend() -> None:
     assert chat.calls[0][1]["format"]["required"] == ["summary"]
 
 
-async def test_cache_and_call_log(tmp_path: Path) -> None:
-    async with await Store.open(tmp_path / "db.sqlite") as store:
+async def test_cache_and_call_log(default_db: str) -> None:
+    async with await Store.open(default_db) as store:
         chat = ScriptedChatModel(script=['{"summary": "a"}'])
         llm = scripted_llm(chat, store=store, cache=True)
         first = await llm.json("facet", "summarise this", Summary)
@@ -63,8 +62,8 @@ async def test_cache_and_call_log(tmp_path: Path) -> None:
         assert await store.call_counts() == {"ok": 1, "cached": 1}
 
 
-async def test_failed_output_is_not_cached(tmp_path: Path) -> None:
-    async with await Store.open(tmp_path / "db.sqlite") as store:
+async def test_failed_output_is_not_cached(default_db: str) -> None:
+    async with await Store.open(default_db) as store:
         llm = scripted_llm(
             ["garbage", "garbage", '{"summary": "b"}'], store=store, cache=True
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from stores import dump, rows
 from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
@@ -60,15 +60,16 @@ class Summary(BaseModel):
     summary: str
 
 
-def logged(db: Path) -> list[tuple[str | None, str]]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT endpoint, outcome FROM llm_calls").fetchall()
+async def logged(db: str) -> list[tuple[str | None, str]]:
+    return [
+        (e, o) for e, o in await rows(db, "SELECT endpoint, outcome FROM llm_calls")
+    ]
 
 
 async def test_calls_spread_over_four_servers_none_beyond_its_limit(
-    servers: list[FakeServer], tmp_path: Path
+    servers: list[FakeServer], default_db: str
 ) -> None:
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+    async with await Store.open(default_db) as store:
         llm = pooled(servers, store)
         started = time.perf_counter()
         replies = await many(llm, 40)
@@ -80,14 +81,14 @@ async def test_calls_spread_over_four_servers_none_beyond_its_limit(
         assert server.stats.served == 10  # eight slots, fewest in flight first
     # Five rounds of 0.2 s over eight slots; one server alone would need 4 s.
     assert elapsed < 3
-    per_endpoint = Counter(e for e, outcome in logged(tmp_path / "v.sqlite"))
+    per_endpoint = Counter(e for e, outcome in await logged(default_db))
     assert per_endpoint == {s.url: 10 for s in servers}
 
 
 async def test_a_server_killed_mid_run_loses_no_call(
-    servers: list[FakeServer], tmp_path: Path
+    servers: list[FakeServer], default_db: str
 ) -> None:
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+    async with await Store.open(default_db) as store:
         llm = pooled(servers, store)
         victim = servers[3]
 
@@ -100,7 +101,7 @@ async def test_a_server_killed_mid_run_loses_no_call(
     assert victim.stats.failed >= 1  # calls were dropped in flight
     # Every call was answered exactly once, the dropped ones by another server.
     assert sum(s.stats.served for s in servers) == 40
-    rows = logged(tmp_path / "v.sqlite")
+    rows = await logged(default_db)
     assert Counter(o for _, o in rows)["ok"] == 40
     failed_on = {e for e, o in rows if o != "ok"}
     assert failed_on == {victim.url}
@@ -161,6 +162,7 @@ async def test_keys_reach_the_servers_and_nowhere_else(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    default_db: str,
 ) -> None:
     # A variable name redaction would not guess holds a secret.
     key = "gpu-cred-7f3a9c1e5b"
@@ -176,7 +178,7 @@ async def test_keys_reach_the_servers_and_nowhere_else(
         )
     )
     assert key not in servers_file.read_text()
-    db = tmp_path / "v.sqlite"
+    db = default_db
     caplog.set_level(logging.DEBUG)
     errors = []
     try:
@@ -195,18 +197,17 @@ async def test_keys_reach_the_servers_and_nowhere_else(
     assert good.stats.authorizations == {f"Bearer {key}"}
     assert leaky.stats.authorizations == {f"Bearer {key}"}
     assert leaky.stats.requests >= 1 and errors
-    with sqlite3.connect(db) as conn:
-        dump = "\n".join(conn.iterdump())
-    assert "internal server error" in dump  # the leaky server's errors were logged
-    assert key not in dump
+    dumped = await dump(db)
+    assert "internal server error" in dumped  # the leaky server's errors were logged
+    assert key not in dumped
     assert all(key not in e for e in errors)
     assert key not in caplog.text
 
 
 async def test_a_pool_with_other_servers_reuses_the_cached_replies(
-    servers: list[FakeServer], tmp_path: Path
+    servers: list[FakeServer], default_db: str
 ) -> None:
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+    async with await Store.open(default_db) as store:
         first = pooled(servers[:2], store, cache=True)
         before = await many(first, 4)
         # Resumed with one server gone and another added: the same model.
@@ -249,13 +250,13 @@ async def test_ollama_servers_are_balanced_too(
 
 
 async def test_a_hung_server_times_out_and_its_calls_go_elsewhere(
-    tmp_path: Path,
+    default_db: str,
 ) -> None:
     hung = FakeServer(mode="hang").start()
     good = FakeServer(latency=0.05).start()
     quick = {"timeout_base_s": 0.5, "min_output_tokens_per_s": 100.0}
     try:
-        async with await Store.open(tmp_path / "v.sqlite") as store:
+        async with await Store.open(default_db) as store:
             llm = pooled([hung, good], store, **quick)
             replies = await asyncio.gather(
                 *(
@@ -268,6 +269,6 @@ async def test_a_hung_server_times_out_and_its_calls_go_elsewhere(
         good.kill()
     assert all(r.value for r in replies)
     assert good.stats.served == 4
-    rows = logged(tmp_path / "v.sqlite")
+    rows = await logged(default_db)
     assert {e for e, o in rows if o == "timeout"} == {hung.url}
     assert Counter(o for _, o in rows)["ok"] == 4

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from pathlib import Path
 
 import pytest
 
 from fakes import ScriptedChatModel, scripted_llm
 from loopback import echoing_401, free_port, full_backlog, hung_server
+from stores import rows as stored_rows
 from veriscribe.errors import BackendUnavailable, ModelTimeout, VeriscribeError
 from veriscribe.llm.client import as_messages, classify_backend_error, seconds_text
 from veriscribe.llm.deadline import backoff, call_timeout, give_up_bound
@@ -118,14 +117,14 @@ async def test_server_that_accepts_no_connection_fails_on_the_connect_timeout() 
 
 
 async def test_401_echoing_the_key_leaks_it_nowhere(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, default_db: str
 ) -> None:
     key = "sk-test-0123456789abcdefSECRETKEY"
     other = "hf_0123456789TOKENVALUE"
     monkeypatch.setenv("OPENAI_API_KEY", key)
     monkeypatch.setenv("HF_TOKEN", other)
     with echoing_401([other]) as (url, seen):
-        db = tmp_path / "calls.sqlite"
+        db = default_db
         async with await Store.open(db) as store:
             llm = make_llm("openai:gpt-x", Settings(base_url=url, llm=FAST), store)
             with pytest.raises(VeriscribeError) as info:
@@ -136,8 +135,7 @@ async def test_401_echoing_the_key_leaks_it_nowhere(
     assert "HTTP 401" in message and REDACTED in message
     assert key not in message and other not in message
     assert not info.value.retryable  # a refused key is not retried
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT outcome, detail FROM llm_calls").fetchall()
+    rows = await stored_rows(db, "SELECT outcome, detail FROM llm_calls")
     assert rows and all(outcome == "error" for outcome, _ in rows)
     for _, detail in rows:
         assert "HTTP 401" in detail and key not in detail and other not in detail

@@ -161,7 +161,9 @@ def test_max_bytes_is_a_global_option_and_a_setting(
 
 
 async def test_batch_records_oversized_files_and_empty_directories(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path,
+    tmp_path: Path,
+    default_db: str,
 ) -> None:
     good = shared_data / "articles" / "jats" / "plos__journal.pone.0008519.xml"
     big = write(tmp_path, "big.txt", "# Big\n\n" + "A long paragraph. " * 4000)
@@ -171,7 +173,7 @@ async def test_batch_records_oversized_files_and_empty_directories(
     write(tmp_path, "unknown/notes.docx", b"PK")
     out = tmp_path / "out.jsonl"
     summary = await run_batch(
-        Settings(db=tmp_path / "v.sqlite", max_input_bytes=good.stat().st_size + 1),
+        Settings(db=default_db, max_input_bytes=good.stat().st_size + 1),
         [str(good), str(big), str(empty), str(tmp_path / "unknown")],
         out,
         AbstractOptions(),

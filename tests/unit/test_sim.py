@@ -1,11 +1,12 @@
 import json
 import re
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field
 
+from stores import rows
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import BackendUnavailable, StructuredOutputError, VeriscribeError
 from veriscribe.graphs.abstract import AbstractOptions
@@ -100,12 +101,15 @@ def article_texts(shared_data: Path, names: list[str]) -> dict[str, Article]:
     ids=["bc", "si_cot-lean", "di-sh", "ns-entities"],
 )
 async def test_sim_batch_without_faults_writes_every_summary_itself(
-    shared_data: Path, tmp_path: Path, options: AbstractOptions
+    shared_data: Path,
+    tmp_path: Path,
+    options: AbstractOptions,
+    default_db: str,
 ) -> None:
     names = ["jats/plos__journal.pone.0008519.xml", "jats/epmc__PMC4101712.xml"]
     out = tmp_path / "out.jsonl"
     summary = await run_batch(
-        Settings(db=tmp_path / "v.sqlite"),
+        Settings(db=default_db),
         [str(shared_data / "articles" / n) for n in names],
         out,
         options,
@@ -149,14 +153,16 @@ def passages(shared_data: Path, n: int) -> list[dict[str, str]]:
 
 
 async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path,
+    tmp_path: Path,
+    default_db: str,
 ) -> None:
     """corpus add, ask and make-questions on cpgQA passages: the model's own output."""
     folder = tmp_path / "cpgqa"
     folder.mkdir()
     kept = passages(shared_data, 40)
     (folder / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in kept))
-    settings = Settings(db=tmp_path / "v.sqlite")
+    settings = Settings(db=default_db)
     report = await add_corpus(settings, "cpg", [folder / "passages.jsonl"], model="sim")
     # Every section long enough to need a summary got one from the model.
     assert set(report.summaries) <= {"model", "text"} and report.summaries["model"]
@@ -236,7 +242,7 @@ FAULT_KINDS = {
 
 
 async def test_sim_batch_with_faults_fails_only_in_the_documented_ways(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, new_db: Callable[[], str]
 ) -> None:
     inputs = [
         str(shared_data / "articles" / "pcd.jsonl"),
@@ -244,7 +250,7 @@ async def test_sim_batch_with_faults_fails_only_in_the_documented_ways(
     ]
     seen: set[str] = set()
     for seed in (2, 3):
-        db = tmp_path / f"{seed}.sqlite"
+        db = new_db()
         out = tmp_path / f"{seed}.jsonl"
         await run_batch(
             Settings(db=db),
@@ -255,8 +261,7 @@ async def test_sim_batch_with_faults_fails_only_in_the_documented_ways(
             concurrency=8,
             handle_signals=False,
         )
-        with sqlite3.connect(db) as conn:
-            outcomes = {row[0] for row in conn.execute("SELECT outcome FROM llm_calls")}
+        outcomes = {row[0] for row in await rows(db, "SELECT outcome FROM llm_calls")}
         assert outcomes <= {"ok", "cached", "timeout", "unavailable"}
         seen |= outcomes
         reasons = []

@@ -76,6 +76,7 @@ async def test_corpus_version_follows_the_documents(db_target: str) -> None:
         assert version == "2:" + hashlib.sha256(b"h1,h2").hexdigest()[:16]
 
 
+@pytest.mark.sqlite_only(reason="a SQLite file's missing directories")
 async def test_database_file_is_created_under_missing_dirs(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "v.sqlite"
     async with await Store.open(f"sqlite:{path}"):
@@ -98,6 +99,7 @@ async def test_an_unreachable_server_is_one_clear_error() -> None:
     assert "secret" not in str(caught.value)
 
 
+@pytest.mark.sqlite_only(reason="reads the SQLite file with sqlite3")
 def test_a_sqlite_file_is_still_plain_sqlite(tmp_path: Path) -> None:
     path = tmp_path / "v.sqlite"
     asyncio.run(_open_close(path))

@@ -86,6 +86,7 @@ def _ngc(shared_data: Path, n: int) -> list[Path]:
     return sorted((shared_data / "guidelines" / "ngc").glob("*.md"))[:n]
 
 
+@pytest.mark.sqlite_only(reason="tracks the cursors of Python's sqlite3")
 async def test_every_cursor_is_closed_on_the_connection_thread(
     tmp_path: Path, tracked: list[str], shared_data: Path
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,9 +94,9 @@ async def test_missing_lines_are_asked_again_then_fall_back_to_lead() -> None:
 
 
 async def test_store_skips_unchanged_documents_and_keeps_unchanged_summaries(
-    tmp_path: Path,
+    default_db: str,
 ) -> None:
-    async with await Store.open(tmp_path / "c.sqlite") as store:
+    async with await Store.open(default_db) as store:
         await corpora.ensure_corpus(store, "c")
         (doc,) = read_guideline_path(GUIDELINE)
         first = await corpora.store_document(store, "c", doc, own_summary_chars=150)
@@ -306,8 +305,8 @@ def test_dense_without_the_model_package_is_a_clear_error() -> None:
         pytest.skip("the embedding model is installed here")
 
 
-async def test_fixture_corpus_round_trip(tmp_path: Path) -> None:
-    async with await Store.open(tmp_path / "f.sqlite") as store:
+async def test_fixture_corpus_round_trip(default_db: str) -> None:
+    async with await Store.open(default_db) as store:
         await add_fixture_corpus(store)
         info = await corpora.list_corpora(store)
         assert [(c.name, c.documents, c.sections, c.summarized) for c in info] == [
