@@ -11,15 +11,17 @@ Usage::
 
 The model (see ``veriscribe.labeller``): a linear-chain CRF over the sentences of an
 abstract, with emissions from word 1-2-gram and character 3-5-gram TF-IDF, cue
-phrases, two position indicators (first item, first fifth), the sentence's first and
-last tokens and those of its two neighbours, trained on every gold label of a
+phrases, position indicators (first item, first fifth, decile, second, next-to-last
+and last item), the sentence's shape (numbers, comparisons, passive verbs, length),
+the sentence's first and last tokens and those of its two neighbours, and the
+neighbours' cue phrases, trained on every gold label of a
 sentence (a sentence annotated OBJECTIVE and METHODS accepts either). It learns from
 the training file only; training is deterministic and the weights file it writes is
 the same byte for byte.
 
 ``--cv K`` scores the shipped settings by K-fold cross-validation over the training
 abstracts, and ``--ablation`` does the same for each variant that drops one part.
-The feature blocks and the regularisation (c=10, c_transitions=3) were chosen by
+The feature blocks and the regularisation (c=5, c_transitions=3) were chosen by
 their micro F1 on the dev set, which no weight is fitted on. ``--articles`` prints
 a full-text check: agreement with section headers (Introduction = background or
 objective, Methods = methods, Results = results, Discussion = conclusions) of the
@@ -61,12 +63,14 @@ ABLATIONS: dict[str, Settings] = {
     "no character n-grams": dataclasses.replace(SHIPPED, chars=False),
     "no word n-grams": dataclasses.replace(SHIPPED, words=False),
     "no position indicators": dataclasses.replace(SHIPPED, position=False),
-    "with fine position (deciles, second, last items)": dataclasses.replace(
-        SHIPPED, fine_position=True
+    "no fine position (deciles, second, last items)": dataclasses.replace(
+        SHIPPED, fine_position=False
     ),
     "no cue phrases": dataclasses.replace(SHIPPED, cues=False),
     "no edge tokens": dataclasses.replace(SHIPPED, edges=False),
     "no neighbour edge tokens": dataclasses.replace(SHIPPED, neighbour_edges=False),
+    "no shape indicators": dataclasses.replace(SHIPPED, shape=False),
+    "no neighbour cue phrases": dataclasses.replace(SHIPPED, neighbour_cues=False),
 }
 
 # Header-derived labels that count as agreeing with a paragraph's top-level section.

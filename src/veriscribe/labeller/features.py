@@ -4,8 +4,10 @@ Every sentence becomes one sparse row: the TF-IDF blocks (word uni- and bigrams,
 character 3-5-grams within words), then the cue-phrase indicators ("we aimed", "in
 conclusion", "p <", ...), then the position indicators, then the sentence's edges
 (its first one to four and last one or two tokens, e.g. ``first2:we enrolled``), then
-the edges of the sentence before and of the one after. The same code builds the
-rows when the model is trained and when it labels, so the two cannot drift apart.
+the edges of the sentence before and of the one after, then the sentence's shape
+(numbers, comparisons, passive verbs, length), then the cue phrases of the sentences
+before and after. The same code builds the rows when the model is trained and when it
+labels, so the two cannot drift apart.
 The TF-IDF weighting is scikit-learn's ``TfidfVectorizer`` with ``sublinear_tf=True``
 (the tests hold it to that): a term's idf is ``ln((1 + n) / (1 + df)) + 1``, its
 weight ``(1 + ln tf) * idf``, each block's row l2-normalised.
@@ -33,6 +35,7 @@ __all__ = [
     "cue_features",
     "edge_terms",
     "position_features",
+    "shape_features",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -123,6 +126,26 @@ NEIGHBOUR_WEIGHT: Final = 0.5
 _EDGE_TOKEN = re.compile(r"\w+|[^\w\s]")
 _DIGIT = re.compile(r"\d")
 
+# Sentence shape: how long, how numeric, which verb forms. Methods and results
+# sentences share their words (patients, group, treatment) but not their shape: a
+# result reports numbers and comparisons, a method past-tense passive procedures.
+SHAPE_PATTERNS: Final[tuple[re.Pattern[str], ...]] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\d\.\d",  # a decimal number
+        r"\(\s*\d[^)]*\)",  # a number in parentheses
+        r"\bn ?= ?\d",  # a sample size
+        r"(\d[^\d]+){3}\d",  # four or more numbers
+        r"\b(versus|vs\.?|compared (with|to)|higher|lower|greater|fewer|more"
+        r"|less|increased|decreased|reduced|improved)\b",
+        r"\b(was|were) \w+ed\b",  # past passive: "were randomized"
+        r"\b(is|are) \w+ed\b",  # present passive: "is caused"
+        r"\b(we|this|these|our) (suggest|propose|recommend|conclude|believe)",
+    )
+)
+LENGTH_BOUNDS: Final = (10, 20, 30, 45)
+SHAPE_SIZE: Final = len(SHAPE_PATTERNS) + len(LENGTH_BOUNDS) + 1
+
 
 def cue_features(sentence: str) -> FloatArray:
     """Return which cue phrases a sentence holds (1.0 or 0.0, in :data:`CUES` order).
@@ -133,6 +156,19 @@ def cue_features(sentence: str) -> FloatArray:
     """
     low = sentence.lower()
     return np.array([1.0 if pattern.search(low) else 0.0 for _, pattern in CUES])
+
+
+def shape_features(sentence: str) -> FloatArray:
+    """Return a sentence's shape indicators: :data:`SHAPE_PATTERNS`, then its length.
+
+    The length is one indicator of ``len(LENGTH_BOUNDS) + 1`` token-count buckets.
+    """
+    low = sentence.lower()
+    found = [1.0 if pattern.search(low) else 0.0 for pattern in SHAPE_PATTERNS]
+    tokens = len(_TOKEN.findall(low))
+    bucket = sum(tokens >= bound for bound in LENGTH_BOUNDS)
+    length = [1.0 if b == bucket else 0.0 for b in range(len(LENGTH_BOUNDS) + 1)]
+    return np.array(found + length)
 
 
 def position_features(positions: Sequence[float], *, fine: bool = False) -> FloatArray:
@@ -370,6 +406,8 @@ class FeatureSpace:
     fine_position: bool = False
     edges: Edges | None = None
     neighbour_edges: bool = False
+    shape: bool = False
+    neighbour_cues: bool = False
 
     def __post_init__(self) -> None:
         if self.neighbour_edges and self.edges is None:
@@ -389,6 +427,7 @@ class FeatureSpace:
         width += CUE_SIZE * self.cues + self.position_size
         if self.edges is not None:
             width += self.edges.size * (3 if self.neighbour_edges else 1)
+        width += SHAPE_SIZE * self.shape + 2 * CUE_SIZE * self.neighbour_cues
         return width
 
     def rows(self, sentences: Sequence[str], positions: Sequence[float]) -> Rows:
@@ -407,6 +446,11 @@ class FeatureSpace:
             [self.edges.columns(s) for s in sentences] if self.edges is not None else []
         )
         none = np.zeros(0, np.int64)
+        cues = (
+            [cue_features(s) for s in sentences]
+            if self.cues or self.neighbour_cues
+            else []
+        )
         indptr = [0]
         indices: list[IntArray] = []
         values: list[FloatArray] = []
@@ -419,7 +463,7 @@ class FeatureSpace:
                 offset += vocabulary.size
             if self.cues:
                 indices.append(np.arange(offset, offset + CUE_SIZE))
-                values.append(cue_features(sentence))
+                values.append(cues[row])
                 offset += CUE_SIZE
             if self.position:
                 indices.append(np.arange(offset, offset + self.position_size))
@@ -435,6 +479,18 @@ class FeatureSpace:
                     indices.append(columns + offset)
                     values.append(np.full(columns.shape[0], weight))
                     offset += self.edges.size
+            if self.shape:
+                indices.append(np.arange(offset, offset + SHAPE_SIZE))
+                values.append(shape_features(sentence))
+                offset += SHAPE_SIZE
+            if self.neighbour_cues:
+                silent = np.zeros(CUE_SIZE)
+                before_cues = cues[row - 1] if row > 0 else silent
+                after_cues = cues[row + 1] if row + 1 < len(cues) else silent
+                for found in (before_cues, after_cues):
+                    indices.append(np.arange(offset, offset + CUE_SIZE))
+                    values.append(found * NEIGHBOUR_WEIGHT)
+                    offset += CUE_SIZE
             indptr.append(indptr[-1] + sum(len(v) for v in values[first_block:]))
         return Rows(
             indptr=np.asarray(indptr, dtype=np.int64),
