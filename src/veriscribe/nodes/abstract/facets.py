@@ -121,8 +121,16 @@ class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]  # pysbd is untyped
         return spans
 
 
+# pysbd passes its patterns to ``re`` as strings, one or more per abbreviation in the
+# text: about a thousand on the development articles, beyond the 512 that ``re`` keeps
+# compiled, so it compiled most of them again on every paragraph.
+_RE_CACHE: Final = 4096
+
+
 @cache
 def _segmenter() -> pysbd.Segmenter:
+    if getattr(re, "_MAXCACHE", _RE_CACHE) < _RE_CACHE:
+        setattr(re, "_MAXCACHE", _RE_CACHE)  # noqa: B010  (a private constant)
     return _Segmenter(language="en", clean=False, char_span=True)
 
 
