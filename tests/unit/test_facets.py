@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
+import pysbd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from veriscribe.documents.articles import Article, read_articles
 from veriscribe.nodes.abstract.facets import (
     FACETS,
     THREE_FACETS,
@@ -15,6 +19,7 @@ from veriscribe.nodes.abstract.facets import (
     path_label,
     regroup_three,
 )
+from veriscribe.nodes.abstract.facets import _segmenter as segmenter
 
 
 def test_facet_names() -> None:
@@ -57,6 +62,49 @@ def test_first_sentence(text: str, expected: str) -> None:
 def test_first_sentence_of_a_long_paragraph() -> None:
     text = "The first sentence is here. " + "Filler words go on and on. " * 2000
     assert first_sentence(text) == "The first sentence is here."
+
+
+def _spans(seg: pysbd.Segmenter, text: str) -> list[tuple[str, int, int]]:
+    return [(s.sent, s.start, s.end) for s in seg.segment(text)]
+
+
+def test_segmenter_spans_equal_pysbd_on_development_paragraphs(
+    shared_data: Path,
+) -> None:
+    plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    files = sorted((shared_data / "articles" / "jats").glob("*.xml"))[:1]
+    heads = [
+        p.text[:size]
+        for path in files
+        for article in read_articles(path)
+        if isinstance(article, Article)
+        for p in article.paragraphs
+        for size in (400, 2000)
+    ]
+    assert len(heads) > 50
+    for head in heads:
+        assert _spans(segmenter(), head) == _spans(plain, head)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(
+                ["Yes.", "Yes. No.", "Dr. Smith came.", "It is (i.e. so).", ""]
+            ),
+            st.sampled_from(["", " ", "  ", "\n", " \t"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_segmenter_spans_equal_pysbd_on_repeated_sentences(
+    parts: list[tuple[str, str]],
+) -> None:
+    # The same sentence twice must take its second occurrence, as pysbd's regex does.
+    plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    text = "".join(sentence + space for sentence, space in parts)
+    assert _spans(segmenter(), text) == _spans(plain, text)
 
 
 # -------------------------------------------------------------------- naive split

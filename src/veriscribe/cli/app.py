@@ -27,7 +27,6 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import GuardedGroup, configure_logging, fail
 from veriscribe.graphs.abstract import AbstractOptions
-from veriscribe.service import evaluation
 
 DbOpt = Annotated[
     str | None,
@@ -450,7 +449,9 @@ def eval_abstracts(
     json_out: JsonOpt = False,
 ) -> None:
     """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
+    # Evaluation loads ROUGE, NLTK, SciPy and spaCy: only its own commands import it.
     from veriscribe.metrics.scorers import load_scorer_spec
+    from veriscribe.service import evaluation
     from veriscribe.service.abstract_support import support_checker
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
@@ -574,6 +575,8 @@ def eval_labels(
     json_out: JsonOpt = False,
 ) -> None:
     """Score the first-sentence labeller(s) on BIORC800-format data."""
+    from veriscribe.service import evaluation
+
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     names = tuple(labeller or ["classifier"])
     report = run(

@@ -114,9 +114,9 @@ def openai_chat(
     model: str, base_url: str | None, cfg: LLMSettings, api_key: str | None
 ) -> BaseChatModel:
     """Return a chat model of one OpenAI-compatible server."""
-    from langchain_openai import ChatOpenAI
+    from veriscribe.llm.openai_chat import ServerChat
 
-    return ChatOpenAI(
+    return ServerChat(
         model=model,
         base_url=base_url,
         api_key=api_key or "none",

@@ -19,6 +19,7 @@ from functools import cache
 from typing import Final, Literal
 
 import pysbd
+from pysbd.utils import TextSpan
 from rapidfuzz import fuzz, process
 
 __all__ = [
@@ -87,9 +88,50 @@ _WINDOWS: Final = (400, 1200)
 _WINDOW_MARGIN: Final = 120
 
 
+class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]  # pysbd is untyped
+    r"""pysbd's segmenter, locating its sentences in the text by plain search.
+
+    pysbd finds each sentence's span with a regex built from the sentence (its text
+    escaped, then ``\s*``), compiled anew for every sentence: most of the time of a
+    short paragraph. A plain search gives the same spans.
+    """
+
+    def sentences_with_char_spans(self, sentences: list[str]) -> list[TextSpan]:
+        """Return each sentence's span: its first occurrence after the previous one."""
+        text: str = self.original_text
+        if not all(sentences):
+            # An empty sentence matches whitespace only: pysbd's own rule decides.
+            spans: list[TextSpan] = super().sentences_with_char_spans(sentences)
+            return spans
+        spans = []
+        prior_end = 0
+        for sentence in sentences:
+            # The regex's matches, in order and not overlapping: each search starts
+            # where the last match (trailing whitespace included) ended.
+            start = text.find(sentence)
+            while start != -1:
+                end = start + len(sentence)
+                while end < len(text) and text[end].isspace():
+                    end += 1
+                if end > prior_end:
+                    spans.append(TextSpan(text[start:end], start, end))
+                    prior_end = end
+                    break
+                start = text.find(sentence, end)
+        return spans
+
+
+# pysbd passes its patterns to ``re`` as strings, one or more per abbreviation in the
+# text: about a thousand on the development articles, beyond the 512 that ``re`` keeps
+# compiled, so it compiled most of them again on every paragraph.
+_RE_CACHE: Final = 4096
+
+
 @cache
 def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+    if getattr(re, "_MAXCACHE", _RE_CACHE) < _RE_CACHE:
+        setattr(re, "_MAXCACHE", _RE_CACHE)  # noqa: B010  (a private constant)
+    return _Segmenter(language="en", clean=False, char_span=True)
 
 
 @cache
