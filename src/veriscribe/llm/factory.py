@@ -114,9 +114,18 @@ def openai_chat(
     model: str, base_url: str | None, cfg: LLMSettings, api_key: str | None
 ) -> BaseChatModel:
     """Return a chat model of one OpenAI-compatible server."""
-    from veriscribe.llm.openai_chat import ServerChat
+    chat_class: type[BaseChatModel]
+    try:
+        from veriscribe.llm.openai_chat import ServerChat
 
-    return ServerChat(
+        chat_class = ServerChat
+    except ImportError:
+        # It leans on helpers langchain-openai keeps private: if a release drops
+        # them, the stock client serves (a little more CPU per call, same requests).
+        from langchain_openai import ChatOpenAI
+
+        chat_class = ChatOpenAI
+    return chat_class(
         model=model,
         base_url=base_url,
         api_key=api_key or "none",
