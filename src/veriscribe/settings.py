@@ -84,6 +84,13 @@ class LLMSettings(BaseModel):
         "endpoints, per endpoint that sets no max_in_flight).",
     )
     threads: int = Field(2, ge=1, description="CPU threads of the embedded backend.")
+    local_contexts: int | None = Field(
+        None,
+        ge=1,
+        description="Calls the embedded backend runs at once, each in its own llama "
+        "context on threads/contexts threads (at most `threads` contexts); default: "
+        "the concurrency.",
+    )
     openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
         "json_object",
         description="How `openai:` structured calls send their JSON schema: "
