@@ -99,7 +99,10 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
 
 def _layout(llm: LLM) -> tuple[int, int] | None:
     layout = getattr(llm.chat, "layout", None)
-    return None if layout is None else (int(layout()[0]), int(layout()[1]))
+    if layout is None:
+        return None
+    contexts, threads = layout()
+    return int(contexts), int(threads)
 
 
 def _load(llm: LLM) -> float:
