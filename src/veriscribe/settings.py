@@ -68,7 +68,7 @@ class LLMSettings(BaseModel):
         3.0,
         ge=1,
         description="Multiplier of the timeout for the embedded backend, which shares "
-        "the CPU with everything else and runs its calls one at a time (a call's "
+        "the CPU with everything else and runs one call per context (a call's "
         "clock also runs while the calls ahead of it finish).",
     )
     retries: int = Field(
