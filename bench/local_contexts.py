@@ -7,13 +7,19 @@ call alone on each, to show what a lone call pays for the split. The layouts alt
 in every round, so both see the same machine load; compare the ratios, not the absolute
 speeds, on a shared machine.
 
-Usage: ``nice -n 19 .venv/bin/python bench/local_contexts.py [--rounds 1]``
+With ``--window S`` it instead streams the same facet calls from two threads for S
+seconds on each layout, alternating 1, 2, 1, 2 ..., and counts the output tokens in each
+window: the ratio of two neighbouring windows holds on a machine too busy for whole
+calls to finish in reasonable time.
+
+Usage: ``nice -n 19 .venv/bin/python bench/local_contexts.py [--rounds 1] [--window S]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +29,8 @@ from pydantic import BaseModel, Field
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
+from veriscribe.llm.local import ChatLlamaCpp, prompt_key, to_chat_messages
+from veriscribe.llm.structured import json_schema
 from veriscribe.settings import LLMSettings, Settings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "articles" / "jats"
@@ -96,10 +104,58 @@ def load(llm: LLM) -> None:
         load()
 
 
+def facet_messages(tag: str, i: int, text: str) -> list[dict[str, str]]:
+    """Return the llama.cpp chat messages of one facet call."""
+    return to_chat_messages(
+        [
+            SystemMessage(SYSTEM),
+            HumanMessage(
+                f"Run {tag}, facet {i}. Summarise these paragraphs in at "
+                f"most five sentences, with the key findings:\n\n{text}"
+            ),
+        ]
+    )
+
+
+def window(chat: ChatLlamaCpp, passages: list[str], seconds: float, tag: str) -> int:
+    """Stream facet calls from two threads for ``seconds``; return output tokens."""
+    pool = chat._loaded()
+    grammar = chat.grammar(json_schema(FacetSummary))
+    end = time.perf_counter() + seconds
+    counts = [0, 0]
+
+    def worker(w: int) -> None:
+        call = 0
+        while time.perf_counter() < end:
+            i = (2 * call + w) % len(passages)
+            messages = facet_messages(f"{tag}.{call}", i, passages[i])
+            with pool.lease(prompt_key(messages)) as llama:
+                for _ in llama.create_chat_completion(
+                    messages=messages,
+                    max_tokens=OUTPUT_TOKENS,
+                    grammar=grammar,
+                    temperature=0.1,
+                    seed=0,
+                    stream=True,
+                ):
+                    if time.perf_counter() >= end:
+                        break
+                    counts[w] += 1
+            call += 1
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(counts)
+
+
 async def main() -> None:
     """Print tokens per second and wall ratios of one context vs two."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--window", type=float, default=0.0)
     args = parser.parse_args()
     llms = {
         contexts: make_llm(
@@ -127,6 +183,22 @@ async def main() -> None:
     passages = facet_texts(4)
     tokens = [llms[1].count_tokens([HumanMessage(p)]) for p in passages]
     print(f"prompt tokens of the passages: {tokens}")
+    if args.window:
+        got: dict[int, list[int]] = {1: [], 2: []}
+        for r in range(args.rounds):
+            for contexts in (1, 2) if r % 2 == 0 else (2, 1):
+                chat = llms[contexts].chat
+                assert isinstance(chat, ChatLlamaCpp)
+                n = window(chat, passages, args.window, f"{r}.{contexts}")
+                got[contexts].append(n)
+                print(f"window {r} contexts={contexts}: {n / args.window:.2f} tokens/s")
+        ratios = [b / a for a, b in zip(got[1], got[2], strict=True) if a]
+        print(
+            f"output tokens/s in all, 2 contexts over 1, per round: "
+            f"{', '.join(f'{x:.2f}' for x in ratios)}; overall "
+            f"{sum(got[2]) / max(sum(got[1]), 1):.2f}"
+        )
+        return
     walls: dict[int, list[float]] = {1: [], 2: []}
     outs: dict[int, list[int]] = {1: [], 2: []}
     lone: dict[int, list[float]] = {1: [], 2: []}
