@@ -7,7 +7,10 @@ database each, with the response cache off, in one run:
 - ``today``: the papers' prompts as before (``--prompt bc``, the discarded reasoning
   field, no copy limit), model calls one at a time (``-c 1``);
 - ``new``: the defaults (``AbstractOptions()``: own-words prompts, no reasoning field,
-  the copy limit on the embedded model) at ``-c 2``.
+  the copy limit on the embedded model) at ``-c 2`` (two llama contexts, the threads
+  split between the calls running at once);
+- ``reasoning``: ``new`` with the papers' discarded reasoning field, on the first model
+  only: what ``--lean`` (the default) saves and costs.
 
 For each it prints articles per hour (wall time of the whole batch: reading, graph,
 model, output), prompt and output tokens per article, and the abstracts' trigram
@@ -221,8 +224,11 @@ async def main() -> None:
     work = args.db or Path(tempfile.mkdtemp(prefix="bench-local-"))
     work.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
-    for model in args.models.split(","):
+    models = args.models.split(",")
+    for model in models:
         for pipeline in args.pipelines.split(","):
+            if pipeline == "reasoning" and model != models[0]:
+                continue  # the reasoning field is decided on the default model
             outcome = await run_pipeline(work, model, pipeline, articles)
             abstractiveness(outcome, articles)
             outcomes.append(outcome)

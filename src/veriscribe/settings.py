@@ -68,7 +68,7 @@ class LLMSettings(BaseModel):
         3.0,
         ge=1,
         description="Multiplier of the timeout for the embedded backend, which shares "
-        "the CPU with everything else and runs its calls one at a time (a call's "
+        "the CPU with everything else and runs one call per context (a call's "
         "clock also runs while the calls ahead of it finish).",
     )
     retries: int = Field(
@@ -84,6 +84,13 @@ class LLMSettings(BaseModel):
         "endpoints, per endpoint that sets no max_in_flight).",
     )
     threads: int = Field(2, ge=1, description="CPU threads of the embedded backend.")
+    local_contexts: int | None = Field(
+        None,
+        ge=1,
+        description="Calls the embedded backend runs at once, each in its own llama "
+        "context on threads/contexts threads (at most `threads` contexts); default: "
+        "the concurrency.",
+    )
     openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
         "json_object",
         description="How `openai:` structured calls send their JSON schema: "

@@ -112,9 +112,12 @@ def doctor_report(report: dict[str, Any]) -> None:
         "load_seconds",
         "prompt_tokens_per_second",
         "output_tokens_per_second",
+        "contexts",
+        "threads_per_context",
         "reply",
     ):
-        table.add_row(key.replace("_", " "), str(report[key]))
+        if report.get(key) is not None:
+            table.add_row(key.replace("_", " "), str(report[key]))
     status = "[green]ok[/]" if report["ok"] else "[red]failed[/]"
     console.print(table)
     console.print(f"round trip: {status}")

@@ -159,6 +159,9 @@ def make_llm(
             model_path=path,
             n_ctx=cfg.context_tokens,
             n_threads=cfg.threads,
+            # Calls beyond the contexts would only wait, so the concurrency is the
+            # number worth having (the model caps it at the threads).
+            contexts=cfg.local_contexts or cfg.concurrency,
             temperature=cfg.temperature,
             max_tokens=cfg.max_output_tokens,
         )

@@ -1,9 +1,12 @@
 """The embedded backend: llama.cpp in this process, no server, no download.
 
-One ``Llama`` object is loaded per (file, context size, threads) and shared by every model
-object that names it. A llama context is not safe for concurrent use, so calls on one
-object are serialised by a lock and run in a worker thread; parallel graph branches then
-queue here instead of corrupting the context.
+The model's contexts are loaded once per (file, context size, threads, contexts) and
+shared by every model object that names them. A llama context is not safe for concurrent
+use, so each call holds one context of the pool (``contexts``) while it runs in a worker
+thread; calls beyond the pool's size wait for a free context instead of corrupting one.
+The threads are split among the calls running at that moment, refitted before every
+token: a call alone uses all ``n_threads``, two side by side one share each, never more
+in all than ``n_threads``.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from veriscribe.errors import ConfigError, ModelFileMissing
+from veriscribe.llm.contexts import ContextPool, share_threads, split_threads
 from veriscribe.llm.results import chat_result
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
-_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOADED: dict[tuple[str, int, int, int], ContextPool[Any]] = {}
 _LOAD_LOCK = threading.Lock()
 # Tokens the chat template adds around each message (role header and end marker).
 MESSAGE_OVERHEAD_TOKENS = 6
@@ -41,8 +45,9 @@ def _close_all() -> None:
     # Free llama.cpp models before the interpreter tears its modules down; freeing them
     # during teardown raises inside llama_cpp and prints a traceback at exit.
     with _LOAD_LOCK:
-        for llama, _ in _LOADED.values():
-            llama.close()
+        for pool in _LOADED.values():
+            for llama in pool.contexts:
+                llama.close()
         _LOADED.clear()
 
 
@@ -57,22 +62,35 @@ def _check_gguf(path: Path) -> None:
             raise ModelFileMissing(f"not a GGUF model file: {path}")
 
 
-def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    """Return the shared llama.cpp model for this file and its call lock, loading once."""
-    key = (str(path.resolve()), n_ctx, n_threads)
+def load_llama(
+    path: Path, n_ctx: int, n_threads: int, contexts: int = 1
+) -> ContextPool[Any]:
+    """Return the shared contexts of this model file, loading them once.
+
+    ``contexts`` is capped at ``n_threads``; each context gets ``n_threads // contexts``
+    threads for decoding and for reading prompts alike.
+    """
+    count, threads_each = split_threads(n_threads, contexts)
+    key = (str(path.resolve()), n_ctx, n_threads, count)
     with _LOAD_LOCK:
         if key not in _LOADED:
             _check_gguf(path)
             from llama_cpp import Llama
 
-            llama = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_batch=512,
-                verbose=False,
-            )
-            _LOADED[key] = (llama, threading.Lock())
+            llamas = [
+                Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    # Both set: prompt reading otherwise takes every core of the
+                    # machine, however many other contexts are decoding.
+                    n_threads=threads_each,
+                    n_threads_batch=threads_each,
+                    n_batch=512,
+                    verbose=False,
+                )
+                for _ in range(count)
+            ]
+            _LOADED[key] = ContextPool(llamas, threads_each)
         return _LOADED[key]
 
 
@@ -84,11 +102,17 @@ def to_chat_messages(messages: list[BaseMessage]) -> list[dict[str, str]]:
     ]
 
 
+def prompt_key(messages: list[dict[str, str]]) -> str:
+    """Return text that starts the same way as the chat template's rendering does."""
+    return "".join(f"<{m['role']}>{m['content']}</{m['role']}>" for m in messages)
+
+
 class ChatLlamaCpp(BaseChatModel):
     """A LangChain chat model over an in-process llama.cpp model.
 
     Pass ``response_format={"type": "json_object", "schema": {...}}`` (through ``bind`` or
-    as a call keyword) for grammar-constrained JSON output.
+    as a call keyword) for grammar-constrained JSON output. With ``contexts`` above one,
+    that many calls run at once, each on ``n_threads // contexts`` threads.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -96,11 +120,12 @@ class ChatLlamaCpp(BaseChatModel):
     model_path: Path
     n_ctx: int = 8192
     n_threads: int = 2
+    contexts: int = 1
+    """Calls that may run at once, each in its own llama context (at most n_threads)."""
     temperature: float = 0.1
     max_tokens: int = 1024
     seed: int = 0
-    _llama: Any = PrivateAttr(default=None)
-    _lock: threading.Lock | None = PrivateAttr(default=None)
+    _pool: ContextPool[Any] | None = PrivateAttr(default=None)
     _grammars: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
@@ -114,19 +139,30 @@ class ChatLlamaCpp(BaseChatModel):
     def load(self) -> float:
         """Load the model file if it is not loaded yet; return the seconds it took."""
         start = time.perf_counter()
-        if self._llama is None:
-            self._llama, self._lock = load_llama(
-                self.model_path, self.n_ctx, self.n_threads
+        if self._pool is None:
+            self._pool = load_llama(
+                self.model_path, self.n_ctx, self.n_threads, self.contexts
             )
         return time.perf_counter() - start
 
+    def layout(self) -> tuple[int, int]:
+        """Return (contexts, threads of each context) this model runs with."""
+        return split_threads(self.n_threads, self.contexts)
+
+    def _loaded(self) -> ContextPool[Any]:
+        self.load()
+        assert self._pool is not None
+        return self._pool
+
     def count_tokens(self, messages: list[BaseMessage]) -> int:
         """Count prompt tokens with the model's own tokenizer."""
-        self.load()
+        # Tokenizing reads only the vocabulary, never a context's state, so any context
+        # serves, even one that is decoding.
+        llama = self._loaded().contexts[0]
         total = 0
         for message in to_chat_messages(messages):
             content = message["content"].encode("utf-8")
-            total += len(self._llama.tokenize(content, add_bos=False, special=False))
+            total += len(llama.tokenize(content, add_bos=False, special=False))
             total += MESSAGE_OVERHEAD_TOKENS
         return total
 
@@ -163,15 +199,18 @@ class ChatLlamaCpp(BaseChatModel):
 
         from llama_cpp import LogitsProcessorList
 
-        with self._lock_held():
-            response = self._llama.create_chat_completion(
-                messages=to_chat_messages(messages),
+        chat = to_chat_messages(messages)
+        pool = self._loaded()
+        with pool.lease(prompt_key(chat)) as llama:
+            self._fit_threads(pool, llama)
+            response = llama.create_chat_completion(
+                messages=chat,
                 temperature=0.0,
                 max_tokens=1,
                 logits_processor=LogitsProcessorList([capture]),
                 seed=self.seed,
             )
-            first_tokens = {c: self._first_tokens(c) for c in choices}
+            first_tokens = {c: self._first_tokens(llama, c) for c in choices}
         logits = captured[0]
         top = float(logits.max())
         mass = {
@@ -188,35 +227,51 @@ class ChatLlamaCpp(BaseChatModel):
             {"finish_reason": "length"},
         )
 
-    def _first_tokens(self, word: str) -> set[int]:
+    @staticmethod
+    def _first_tokens(llama: Any, word: str) -> set[int]:
         """Return the first token of each way the model may start a one-word answer."""
         tokens = set()
         for form in {word, word.lower(), word.capitalize(), word.upper()}:
             for text in (form, " " + form):
-                ids = self._llama.tokenize(text.encode(), add_bos=False, special=False)
+                ids = llama.tokenize(text.encode(), add_bos=False, special=False)
                 if ids:
                     tokens.add(ids[0])
         return tokens
 
-    def _copy_guard(self, spec: dict[str, Any] | None) -> Any:
-        """Return the logits processors that enforce a copy limit, or None."""
+    @staticmethod
+    def _copy_guard(llama: Any, spec: dict[str, Any] | None) -> Any:
+        """Return the logits processor that enforces a copy limit, or None."""
         if not spec:
             return None
-        from llama_cpp import LogitsProcessorList
-
         from veriscribe.llm.copy_guard import CopyGuard, copy_guard_processor
-
-        llama = self._llama
 
         def token_text(token: int) -> str:
             return str(llama.detokenize([token]).decode("utf-8", errors="ignore"))
 
         guard = CopyGuard(str(spec["source"]), int(spec["limit"]))
-        return LogitsProcessorList([copy_guard_processor(guard, token_text)])
+        return copy_guard_processor(guard, token_text)
 
-    def _lock_held(self) -> threading.Lock:
-        assert self._lock is not None
-        return self._lock
+    def _fit_threads(self, pool: ContextPool[Any], llama: Any) -> None:
+        """Give this context its share of the threads among the calls running now.
+
+        A call alone gets every thread (prompt reading is twice as fast on two as on
+        one); calls side by side split them, never more in all than ``n_threads``.
+        """
+        threads = share_threads(self.n_threads, pool.size - pool.free)
+        if getattr(llama, "_veriscribe_threads", None) != threads:
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(llama.ctx, threads, threads)
+            llama._veriscribe_threads = threads
+
+    def _thread_governor(self, pool: ContextPool[Any], llama: Any) -> Any:
+        """Return a logits processor that refits the threads before every next token."""
+
+        def govern(input_ids: Any, scores: Any) -> Any:
+            self._fit_threads(pool, llama)
+            return scores
+
+        return govern
 
     def _generate(
         self,
@@ -225,7 +280,7 @@ class ChatLlamaCpp(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self.load()
+        pool = self._loaded()
         if kwargs.get("choice_probs"):
             return self._choice_probs(messages, kwargs["choice_probs"])
         response_format = kwargs.get("response_format")
@@ -233,16 +288,24 @@ class ChatLlamaCpp(BaseChatModel):
         if response_format and response_format.get("schema"):
             grammar = self.grammar(response_format["schema"])
             response_format = None
-        with self._lock_held():
-            response = self._llama.create_chat_completion(
-                messages=to_chat_messages(messages),
+        from llama_cpp import LogitsProcessorList
+
+        chat = to_chat_messages(messages)
+        with pool.lease(prompt_key(chat)) as llama:
+            self._fit_threads(pool, llama)
+            processors = [self._thread_governor(pool, llama)]
+            guard = self._copy_guard(llama, kwargs.get("copy_guard"))
+            if guard is not None:
+                processors.append(guard)
+            response = llama.create_chat_completion(
+                messages=chat,
                 temperature=kwargs.get("temperature", self.temperature),
                 max_tokens=kwargs.get("max_tokens", self.max_tokens),
                 response_format=response_format,
                 grammar=grammar,
                 stop=stop,
                 seed=kwargs.get("seed", self.seed),
-                logits_processor=self._copy_guard(kwargs.get("copy_guard")),
+                logits_processor=LogitsProcessorList(processors),
             )
         choice = response["choices"][0]
         usage = response.get("usage") or {}

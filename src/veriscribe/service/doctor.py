@@ -49,6 +49,9 @@ class DoctorReport:
     prompt_tokens_per_second: float
     output_tokens_per_second: float
     reply: str
+    contexts: int | None = None
+    """Calls the embedded backend runs at once (None for servers)."""
+    threads_per_context: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         """Return the report as the ``--json`` object."""
@@ -75,6 +78,7 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
             DoctorReply,
             max_tokens=64,
         )
+        layout = _layout(llm)
         decode_s = max(second.seconds - second.usage.prompt_tokens / prompt_rate, 1e-6)
         return DoctorReport(
             backend=llm.spec.backend,
@@ -88,7 +92,17 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
             prompt_tokens_per_second=round(prompt_rate, 1),
             output_tokens_per_second=round(second.usage.output_tokens / decode_s, 1),
             reply=second.raw.strip(),
+            contexts=layout[0] if layout else None,
+            threads_per_context=layout[1] if layout else None,
         )
+
+
+def _layout(llm: LLM) -> tuple[int, int] | None:
+    layout = getattr(llm.chat, "layout", None)
+    if layout is None:
+        return None
+    contexts, threads = layout()
+    return int(contexts), int(threads)
 
 
 def _load(llm: LLM) -> float:
