@@ -32,7 +32,7 @@ Timings on a shared machine are noisy: run it alone. A model that is not install
 skipped.
 
 Usage: ``.venv/bin/python bench/local.py [--articles 5] [--models local,local:1.5b]
-[--pipelines today,new] [--no-support] [--db DIR]``
+[--pipelines today,new,reasoning] [--no-support] [--db DIR [--reuse]]``
 """
 
 from __future__ import annotations
@@ -112,27 +112,38 @@ async def run_pipeline(
     model: str,
     pipeline: str,
     articles: list[tuple[Path, Article]],
+    *,
+    reuse: bool = False,
 ) -> Outcome:
-    """Run one pipeline on one model over the articles; time it."""
+    """Run one pipeline on one model over the articles; time it.
+
+    With ``reuse``, a pipeline whose results and time are already in ``work`` (from an
+    earlier run of this script on the same directory) is read, not run again.
+    """
     options, concurrency = PIPELINES[pipeline]
     outcome = Outcome(model, pipeline)
     name = f"{model.replace(':', '_')}-{pipeline}"
     out = work / f"{name}.jsonl"
-    started = time.perf_counter()
-    try:
-        await run_batch(
-            settings_for(work / f"{name}.sqlite", concurrency),
-            [str(path) for path, _ in articles],
-            out,
-            options,
-            model=model,
-            concurrency=concurrency,
-            handle_signals=False,
-        )
-    except VeriscribeError as exc:
-        outcome.skipped = exc.user_message
-        return outcome
-    outcome.seconds = time.perf_counter() - started
+    timing = work / f"{name}.seconds"
+    if reuse and out.exists() and timing.exists():
+        outcome.seconds = float(timing.read_text())
+    else:
+        started = time.perf_counter()
+        try:
+            await run_batch(
+                settings_for(work / f"{name}.sqlite", concurrency),
+                [str(path) for path, _ in articles],
+                out,
+                options,
+                model=model,
+                concurrency=concurrency,
+                handle_signals=False,
+            )
+        except VeriscribeError as exc:
+            outcome.skipped = exc.user_message
+            return outcome
+        outcome.seconds = time.perf_counter() - started
+        timing.write_text(f"{outcome.seconds:.3f}\n")
     prompt = output = 0
     for line in out.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -218,6 +229,11 @@ async def main() -> None:
     parser.add_argument("--pipelines", default="today,new,reasoning")
     parser.add_argument("--no-support", action="store_true")
     parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="Read the pipelines already run in --db instead of running them again.",
+    )
     args = parser.parse_args()
     articles = shortest_articles(args.articles)
     print("articles:", ", ".join(path.name for path, _ in articles))
@@ -229,7 +245,9 @@ async def main() -> None:
         for pipeline in args.pipelines.split(","):
             if pipeline == "reasoning" and model != models[0]:
                 continue  # the reasoning field is decided on the default model
-            outcome = await run_pipeline(work, model, pipeline, articles)
+            outcome = await run_pipeline(
+                work, model, pipeline, articles, reuse=args.reuse
+            )
             abstractiveness(outcome, articles)
             outcomes.append(outcome)
             print(
