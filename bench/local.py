@@ -82,11 +82,6 @@ class Outcome:
         return articles * 3600 / self.seconds if self.seconds else 0.0
 
 
-def body(article: Article) -> str:
-    """Return the article's body text."""
-    return "\n\n".join(p.text for p in article.paragraphs)
-
-
 def shortest_articles(count: int) -> list[tuple[Path, Article]]:
     """Return the ``count`` JATS dev articles with a reference abstract, shortest first."""
     found = []
@@ -97,7 +92,7 @@ def shortest_articles(count: int) -> list[tuple[Path, Article]]:
                 and article.paragraphs
                 and article.reference
             ):
-                found.append((len(body(article)), path, article))
+                found.append((len(article.body), path, article))
     found.sort(key=lambda row: row[0])
     return [(path, article) for _, path, article in found[:count]]
 
@@ -167,7 +162,7 @@ def abstractiveness(outcome: Outcome, articles: list[tuple[Path, Article]]) -> N
         )
         if text:
             rows.append(
-                novelty_stats(body(article), text) | fragment_stats(body(article), text)
+                novelty_stats(article.body, text) | fragment_stats(article.body, text)
             )
     for metric in ("trigram_novelty", "density", "coverage"):
         values = [row[metric] for row in rows]
@@ -178,8 +173,8 @@ async def judge(
     outcomes: list[Outcome], articles: list[tuple[Path, Article]], work: Path
 ) -> None:
     """Add claim support (strict and lenient) to every outcome, one judge for all."""
-    bodies = {str(path.resolve()): body(article) for path, article in articles}
-    bodies |= {str(path): body(article) for path, article in articles}
+    bodies = {str(path.resolve()): article.body for path, article in articles}
+    bodies |= {str(path): article.body for path, article in articles}
     settings = settings_for(work / "judge.sqlite", 1)
     async with support_checker(settings, "local") as checker:
         for outcome in outcomes:

@@ -147,6 +147,11 @@ class Article:
     meta: dict[str, str] = field(default_factory=dict)
 
     @property
+    def body(self) -> str:
+        """Return the body text: the paragraphs, separated by blank lines."""
+        return "\n\n".join(p.text for p in self.paragraphs)
+
+    @property
     def content_hash(self) -> str:
         """Return the sha256 hex digest of the paragraphs and their headings."""
         digest = hashlib.sha256()

@@ -310,7 +310,7 @@ def fit_to_budget(
         ContextOverflow: Not even one word fits.
     """
     budget = llm.prompt_budget(ABSTRACT_TOKENS)
-    full = "\n\n".join(p.text for p in article.paragraphs)
+    full = article.body
     article_tokens = llm.count_tokens([HumanMessage(full)])
     ends = [m.end() for m in _WORD.finditer(full)]
     record: dict[str, Any] = {

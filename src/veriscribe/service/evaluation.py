@@ -258,10 +258,6 @@ class ScoringSource:
     """The human (author) abstract."""
 
 
-def _body(article: Article) -> str:
-    return "\n\n".join(p.text for p in article.paragraphs)
-
-
 def _is_reference_list(path: Path) -> bool:
     """Tell a JSONL of reference abstracts (``file``, ``abstract``) from a dataset."""
     if path.suffix.lower() not in (".jsonl", ".ndjson") or not path.is_file():
@@ -436,7 +432,7 @@ class References:
             return "no reference abstract"
         if not article.paragraphs:
             return "the article has no body paragraphs"
-        return ScoringSource(article.source, _body(article), reference)
+        return ScoringSource(article.source, article.body, reference)
 
     def human_scores(
         self, source: ScoringSource, article_tokens: list[str]
