@@ -48,10 +48,10 @@ from pathlib import Path
 
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import VeriscribeError
+from veriscribe.eval.support import support_checker
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.metrics.fragments import fragment_stats
 from veriscribe.metrics.novelty import novelty_stats
-from veriscribe.service.abstract_support import support_checker
 from veriscribe.service.batch import run_batch
 from veriscribe.settings import LLMSettings, Settings
 

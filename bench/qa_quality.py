@@ -34,11 +34,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from veriscribe.eval.qa import eval_qa, read_results
 from veriscribe.nodes.qa.answer import plain_answer
 from veriscribe.nodes.qa.state import QAOptions
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
-from veriscribe.service.qa_eval import eval_qa, read_results
 from veriscribe.settings import Settings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "guidelines" / "cpgqa"

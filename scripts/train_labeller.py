@@ -47,7 +47,7 @@ from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.labeller.model import Labeller
 from veriscribe.labeller.training import Abstract, Settings, abstract_positions, train
 from veriscribe.metrics.labels import LabelScores, label_scores
-from veriscribe.nodes.abstract.facets import FACETS, path_label
+from veriscribe.text.facets import FACETS, path_label
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -75,9 +75,7 @@ def test_endpoint_with_the_simulated_model_is_one_error_line(tmp_path: Path) -> 
 def test_a_bad_endpoints_file_is_one_error_line(tmp_path: Path) -> None:
     bad = tmp_path / "endpoints.toml"
     bad.write_text("[[endpoint]]\nkind = 'openai'\n")
-    result = runner.invoke(
-        app, ["doctor", "-m", "openai:m", "--endpoints", str(bad)]
-    )
+    result = runner.invoke(app, ["doctor", "-m", "openai:m", "--endpoints", str(bad)])
     assert result.exit_code == 1
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: endpoints file") and "url: Field required" in line

@@ -20,16 +20,13 @@ from veriscribe import service
 from veriscribe.cli.app import app
 from veriscribe.cli.failure import error_log_path
 from veriscribe.errors import InputError, NotFound
-from veriscribe.service import (
-    baselines,
-    corpora,
-    evaluation,
-    judge_eval,
-    qa,
-    qa_eval,
-    retrieval_eval,
-)
-from veriscribe.service import questions as questions_service
+from veriscribe.eval import abstracts as evaluation
+from veriscribe.eval import baselines, labels
+from veriscribe.eval import judge as judge_eval
+from veriscribe.eval import qa as qa_eval
+from veriscribe.eval import questions as questions_service
+from veriscribe.eval import retrieval as retrieval_eval
+from veriscribe.service import corpora, qa
 
 runner = CliRunner()
 
@@ -128,7 +125,7 @@ def commands(tmp: Path) -> dict[str, tuple[list[str], Any, str]]:
             questions_service,
             "make_questions",
         ),
-        "eval labels": (["eval", "labels", str(results)], evaluation, "eval_labels"),
+        "eval labels": (["eval", "labels", str(results)], labels, "eval_labels"),
         "eval judge": (["eval", "judge", "--corpus", "c1"], judge_eval, "eval_judge"),
     }
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from qa_helpers import GUIDELINE, cite
 from veriscribe.cli.app import app
 from veriscribe.errors import InputError
-from veriscribe.service.qa_eval import eval_qa, read_results
+from veriscribe.eval.qa import eval_qa, read_results
 
 runner = CliRunner()
 

@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veriscribe.cli.app import app
-from veriscribe.service.retrieval_eval import hit_rates
+from veriscribe.eval.retrieval import hit_rates
 
 runner = CliRunner()
 

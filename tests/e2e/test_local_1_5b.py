@@ -23,7 +23,9 @@ class Answer(BaseModel):
 
 def require_installed() -> None:
     # Only an absent extra skips; parts that are present but wrong must fail below.
-    missing = [p for p, _ in BIG.part_locations() if importlib.util.find_spec(p) is None]
+    missing = [
+        p for p, _ in BIG.part_locations() if importlib.util.find_spec(p) is None
+    ]
     if missing:
         pytest.skip(
             f"the 1.5B model is not installed ({len(missing)} of {BIG.parts} part "
@@ -40,8 +42,7 @@ async def test_the_1_5b_model_answers_a_constrained_json_call() -> None:
     assert llm.label == f"local:{BIG.name}"
     result = await llm.json(
         "test.yes_no",
-        "Is aspirin a medicine? Answer as JSON: {\"answer\": \"yes\"} or "
-        "{\"answer\": \"no\"}.",
+        'Is aspirin a medicine? Answer as JSON: {"answer": "yes"} or {"answer": "no"}.',
         Answer,
         max_tokens=16,
     )

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from veriscribe.eval.questions import make_questions
+from veriscribe.eval.retrieval import eval_retrieval
 from veriscribe.nodes.qa.state import QAOptions
 from veriscribe.service.corpora import add_corpus
 from veriscribe.service.qa import ask, verify_answer
-from veriscribe.service.questions import make_questions
-from veriscribe.service.retrieval_eval import eval_retrieval
 from veriscribe.settings import Settings
 
 pytestmark = pytest.mark.local_model

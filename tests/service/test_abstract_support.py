@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from fakes import scripted_llm
-from veriscribe.service.abstract_support import SupportChecker
+from veriscribe.eval.abstracts import eval_abstracts
+from veriscribe.eval.support import SupportChecker
 from veriscribe.service.common import open_store
-from veriscribe.service.evaluation import eval_abstracts
 from veriscribe.settings import Settings
 
 BODY = (

@@ -16,11 +16,11 @@ from fakes import ScriptedChatModel, scripted_llm
 from qa_helpers import add_fixture_corpus
 from veriscribe.cli.app import app
 from veriscribe.errors import InputError, VeriscribeError
+from veriscribe.eval.questions import make_questions, parse_styles
+from veriscribe.eval.retrieval import eval_retrieval
 from veriscribe.graphs.questions import build_questions_graph
 from veriscribe.nodes.questions import Candidate, deal_slots
 from veriscribe.service.common import open_store
-from veriscribe.service.questions import make_questions, parse_styles
-from veriscribe.service.retrieval_eval import eval_retrieval
 from veriscribe.settings import Settings
 
 STYLES = ["lookup", "scenario", "sdm"]

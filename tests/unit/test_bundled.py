@@ -27,7 +27,10 @@ CHUNKS = [b"GGUF" + b"a" * 96, b"b" * 100, b"c" * 37]
 
 
 def fake_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: int = 3, **fields: object
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    installed: int = 3,
+    **fields: object,
 ) -> BundledModel:
     """Install ``installed`` of three fake part packages and describe them."""
     prefix = f"vsfake_{tmp_path.name.replace('-', '_')}_part"

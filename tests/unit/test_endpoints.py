@@ -81,9 +81,7 @@ def test_flags_add_servers_of_the_specs_kind(monkeypatch: pytest.MonkeyPatch) ->
         ("[[endpoint]]\nurl = 'a'\napi_key = 'sk-x'", "api_key: Extra inputs"),
     ],
 )
-def test_a_bad_file_is_one_clear_error(
-    tmp_path: Path, text: str, message: str
-) -> None:
+def test_a_bad_file_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match="endpoints file") as info:
         read_endpoints_file(write(tmp_path, text))
     assert message in info.value.user_message

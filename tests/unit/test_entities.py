@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from veriscribe.errors import ConfigError
-from veriscribe.nodes.abstract.entities import (
+from veriscribe.text.entities import (
     abbreviations,
     key_phrases,
     link_concepts,

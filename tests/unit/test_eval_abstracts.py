@@ -12,6 +12,13 @@ from langchain_core.messages import HumanMessage
 from fakes import scripted_llm
 from veriscribe.documents.articles import Article, Paragraph, read_articles
 from veriscribe.errors import BackendUnavailable, ConfigError, InputError
+from veriscribe.eval.abstracts import eval_abstracts, read_results, significance
+from veriscribe.eval.baselines import (
+    fit_to_budget,
+    lead_k,
+    naive_abstract,
+    run_lead,
+)
 from veriscribe.metrics.recall import concept_recall, find_concepts, keyphrase_recall
 from veriscribe.metrics.scorers import (
     load_scorer_spec,
@@ -19,15 +26,8 @@ from veriscribe.metrics.scorers import (
     registered_scorers,
     unregister_scorer,
 )
-from veriscribe.nodes.abstract.summarize_facet import split_sentences
 from veriscribe.prompts import load_prompt
-from veriscribe.service.baselines import (
-    fit_to_budget,
-    lead_k,
-    naive_abstract,
-    run_lead,
-)
-from veriscribe.service.evaluation import eval_abstracts, read_results, significance
+from veriscribe.text.facets import split_sentences
 
 # A hand-worked example. The article body is one paragraph of 14 tokens:
 #   the cat sat on the mat . the dog ran to the park .
@@ -459,7 +459,7 @@ async def test_naive_baseline_truncates_to_the_budget_and_records_it() -> None:
     one_more = " ".join(f"word{i}" for i in range(record["kept_words"] + 1))
     assert text + f" word{record['kept_words']}" == one_more
     budget = llm.prompt_budget(600)
-    from veriscribe.service.baselines import _render
+    from veriscribe.eval.baselines import _render
 
     assert llm.count_tokens(_render(prompt, text, True)) <= budget
     assert llm.count_tokens(_render(prompt, one_more, True)) > budget

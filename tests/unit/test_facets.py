@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscribe.documents.articles import Article, read_articles
-from veriscribe.nodes.abstract.facets import (
+from veriscribe.text.facets import (
     FACETS,
     THREE_FACETS,
     first_sentence,
@@ -19,7 +19,7 @@ from veriscribe.nodes.abstract.facets import (
     path_label,
     regroup_three,
 )
-from veriscribe.nodes.abstract.facets import _segmenter as segmenter
+from veriscribe.text.facets import _segmenter as segmenter
 
 
 def test_facet_names() -> None:

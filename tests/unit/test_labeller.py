@@ -39,7 +39,7 @@ from veriscribe.labeller.training import (
 )
 from veriscribe.metrics.labels import label_scores
 from veriscribe.nodes.abstract import labeller as node_labeller
-from veriscribe.nodes.abstract.facets import FACETS
+from veriscribe.text.facets import FACETS
 
 ROOT = Path(__file__).resolve().parents[2]
 BIORC = ROOT.parent / "shared" / "data" / "biorc800"

@@ -9,17 +9,18 @@ from pydantic import BaseModel, Field
 from stores import rows
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import BackendUnavailable, StructuredOutputError, VeriscribeError
+from veriscribe.eval.baselines import naive_abstract
+from veriscribe.eval.questions import make_questions
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.sim_replies import rephrase
-from veriscribe.nodes.abstract.summarize_facet import SummaryFull, facet_values
+from veriscribe.nodes.abstract.summarize_facet import facet_values
 from veriscribe.prompts import load_prompt
-from veriscribe.service.baselines import naive_abstract
 from veriscribe.service.batch import run_batch
 from veriscribe.service.corpora import add_corpus, show_corpus
 from veriscribe.service.qa import ask
-from veriscribe.service.questions import make_questions
 from veriscribe.settings import LLMSettings, Settings
+from veriscribe.text.replies import SummaryFull
 
 
 class Labels(BaseModel):

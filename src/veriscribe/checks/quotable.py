@@ -104,4 +104,3 @@ def _bounded(text: str, start: int, end: int) -> list[tuple[int, int]]:
             cursor = match.end()
     out.append(_trim(text, cursor, end))
     return [span for span in out if span[1] > span[0]]
-

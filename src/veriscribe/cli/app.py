@@ -450,9 +450,9 @@ def eval_abstracts(
 ) -> None:
     """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
     # Evaluation loads ROUGE, NLTK, SciPy and spaCy: only its own commands import it.
+    from veriscribe.eval import abstracts as evaluation
+    from veriscribe.eval.support import support_checker
     from veriscribe.metrics.scorers import load_scorer_spec
-    from veriscribe.service import evaluation
-    from veriscribe.service.abstract_support import support_checker
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
@@ -511,7 +511,7 @@ def baseline_lead(
     json_out: JsonOpt = False,
 ) -> None:
     """Lead-k: the first body sentences, up to the reference abstract's length."""
-    from veriscribe.service.baselines import run_lead
+    from veriscribe.eval.baselines import run_lead
 
     summary = run(asyncio.to_thread(run_lead, inputs, out, k=k))
     if json_out:
@@ -533,7 +533,7 @@ def baseline_naive(
     json_out: JsonOpt = False,
 ) -> None:
     """One prompt with the whole article (cut to the context, recorded) per abstract."""
-    from veriscribe.service.baselines import run_naive
+    from veriscribe.eval.baselines import run_naive
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     if json_out:
@@ -575,7 +575,7 @@ def eval_labels(
     json_out: JsonOpt = False,
 ) -> None:
     """Score the first-sentence labeller(s) on BIORC800-format data."""
-    from veriscribe.service import evaluation
+    from veriscribe.eval import labels as evaluation
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     names = tuple(labeller or ["classifier"])
@@ -585,7 +585,7 @@ def eval_labels(
         )
     )
     if plot is not None:
-        from veriscribe.plots import label_plot
+        from veriscribe.eval.plots import label_plot
 
         guarded(lambda: label_plot(report, names, plot))
         report["plot"] = str(plot)

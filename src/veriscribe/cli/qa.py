@@ -445,11 +445,11 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         json_out: JsonOpt = False,
     ) -> None:
         """Score checked answers: claim funnel, coverage by k, VCR, CSR and verdicts."""
-        from veriscribe.service.qa_eval import eval_qa as evaluate
+        from veriscribe.eval.qa import eval_qa as evaluate
 
         report = guarded(lambda: evaluate(results, second=second_judge))
         if plot is not None:
-            from veriscribe.plots import qa_funnel_plot
+            from veriscribe.eval.plots import qa_funnel_plot
 
             guarded(lambda: qa_funnel_plot(report, plot))
             report["plot"] = str(plot)
@@ -485,7 +485,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         json_out: JsonOpt = False,
     ) -> None:
         """Measure support judges on labelled claim/source pairs built from a corpus."""
-        from veriscribe.service.judge_eval import eval_judge as evaluate
+        from veriscribe.eval.judge import eval_judge as evaluate
 
         methods = method or ["scored"]
         if unknown := [m for m in methods if m not in ("scored", "sampled")]:
@@ -537,7 +537,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         json_out: JsonOpt = False,
     ) -> None:
         """Write a question set from sampled sections, gated; run again to resume."""
-        from veriscribe.service.questions import make_questions, parse_styles
+        from veriscribe.eval.questions import make_questions, parse_styles
 
         settings = settings_for(model, base_url, endpoint, endpoints_file)
         chosen = guarded(lambda: parse_styles(styles))
@@ -587,7 +587,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
         json_out: JsonOpt = False,
     ) -> None:
         """Measure retrieval hit rate at k on a question set with gold sections."""
-        from veriscribe.service.retrieval_eval import eval_retrieval as evaluate
+        from veriscribe.eval.retrieval import eval_retrieval as evaluate
 
         methods = retriever or ["bm25"]
         for method in methods:
@@ -617,7 +617,7 @@ def register(app: typer.Typer, corpus_app: typer.Typer, eval_app: typer.Typer) -
             )
         )
         if plot is not None:
-            from veriscribe.plots import retrieval_plot
+            from veriscribe.eval.plots import retrieval_plot
 
             guarded(lambda: retrieval_plot(report, plot))
             report["plot"] = str(plot)

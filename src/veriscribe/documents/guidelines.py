@@ -765,3 +765,8 @@ def _from_text(path: Path, raw: str) -> GuidelineDoc:
         for i, chunk in enumerate(parts, start=1)
     ]
     return _assemble(path, _doc_id_from_stem(path), title, roots)
+
+
+def section_key(doc_id: str, section_id: str) -> str:
+    """Return the corpus-wide key of a section (``doc:section``)."""
+    return f"{doc_id}:{section_id}"

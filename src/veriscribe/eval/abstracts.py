@@ -1,11 +1,10 @@
-"""Evaluations of the abstract job: the first-sentence labellers, generated abstracts."""
+"""`veriscribe eval abstracts`: generated abstracts against the article and the human one."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +16,14 @@ from veriscribe.documents.articles import (
     expand_inputs,
     read_articles,
 )
-from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
-from veriscribe.llm.factory import make_llm
+from veriscribe.eval.support import (
+    CALIBRATION_FLOOR,
+    SUPPORT_METRICS,
+    SupportChecker,
+)
 from veriscribe.metrics.bootstrap import PROXIMITY_METRICS, compare_metric
 from veriscribe.metrics.fragments import fragment_stats_from_tokens
-from veriscribe.metrics.labels import label_scores
 from veriscribe.metrics.novelty import ngram_novelty
 from veriscribe.metrics.recall import KEYPHRASES, concept_recall, keyphrase_recall
 from veriscribe.metrics.rouge import rouge_l
@@ -33,107 +34,8 @@ from veriscribe.metrics.scorers import (
 )
 from veriscribe.metrics.scorers import load_errors as scorer_load_errors
 from veriscribe.metrics.tokens import tokenize
-from veriscribe.nodes.abstract.divide import label_with_model
-from veriscribe.nodes.abstract.entities import _alias_index
-from veriscribe.nodes.abstract.labeller import Labeller
-from veriscribe.service.abstract_support import (
-    CALIBRATION_FLOOR,
-    SUPPORT_METRICS,
-    SupportChecker,
-)
-from veriscribe.service.common import open_store
-from veriscribe.settings import Settings
+from veriscribe.text.entities import alias_index
 
-CONTEXT_SENTENCES = 2
-
-
-def read_labelled(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    """Read BIORC800-format JSON lines: ``sentences`` and their ``labels`` lists."""
-    items = []
-    for number, item in json_lines(path):
-        try:
-            sentences, labels = item["sentences"], item["labels"]
-        except (KeyError, TypeError) as exc:
-            raise InputError(
-                f"{path}:{number}: not a labelled abstract ({exc})"
-            ) from exc
-        if len(sentences) != len(labels):
-            raise InputError(
-                f"{path}:{number}: {len(sentences)} sentences, {len(labels)} labels"
-            )
-        items.append(item)
-        if limit is not None and len(items) >= limit:
-            break
-    if not items:
-        raise InputError(f"{path}: no labelled abstracts")
-    return items
-
-
-async def eval_labels(
-    settings: Settings,
-    path: Path,
-    *,
-    labellers: tuple[str, ...] = ("classifier",),
-    limit: int | None = None,
-    model: str | None = None,
-) -> dict[str, Any]:
-    """Score the first-sentence labellers on labelled abstracts."""
-    items = read_labelled(path, limit)
-    gold = [[g.lower() for g in labels] for item in items for labels in item["labels"]]
-    report: dict[str, Any] = {
-        "data": str(path),
-        "abstracts": len(items),
-        "sentences": len(gold),
-    }
-    for name in labellers:
-        started = time.perf_counter()
-        if name == "classifier":
-            model_ = Labeller.load()
-            predicted = [
-                label
-                for item in items
-                for label in model_.label(
-                    item["sentences"],
-                    [i / len(item["sentences"]) for i in range(len(item["sentences"]))],
-                )
-            ]
-            usage: dict[str, int] = {}
-        elif name == "llm":
-            async with open_store(settings) as store:
-                llm = make_llm(model or settings.model, settings, store)
-                predicted, calls, prompt_tokens, output_tokens = [], 0, 0, 0
-                for item in items:
-                    sentences = item["sentences"]
-                    contexts = [
-                        " ".join(sentences[max(0, i - CONTEXT_SENTENCES) : i + 1])
-                        for i in range(len(sentences))
-                    ]
-                    labels, _, used, _ = await label_with_model(
-                        llm, sentences, contexts
-                    )
-                    predicted.extend(labels)
-                    calls += used.calls
-                    prompt_tokens += used.prompt_tokens
-                    output_tokens += used.output_tokens
-                usage = {
-                    "calls": calls,
-                    "prompt_tokens": prompt_tokens,
-                    "output_tokens": output_tokens,
-                }
-                report["model"] = llm.label
-        else:
-            raise InputError(f"unknown labeller {name!r}: use classifier or llm")
-        scores = label_scores(gold, predicted)
-        report[name] = {
-            **scores,
-            "seconds": round(time.perf_counter() - started, 2),
-            "usage": usage,
-        }
-    return report
-
-
-# ----------------------------------------------------------------------- abstracts
-#
 # `eval abstracts`: the metrics of DPR-BAG section 4.2 / appendix I per article and on
 # average, and the paired bootstrap of appendix J between two result files.
 
@@ -717,7 +619,7 @@ async def eval_abstracts(
     if isinstance(reference, str | Path):
         reference = [str(reference)]
     refs = References(reference, results_path.parent)
-    aliases = _alias_index(kb) if kb is not None else None
+    aliases = alias_index(kb) if kb is not None else None
     report = await _evaluate(results_path, refs, aliases, keyphrases, support)
     report["reference"] = list(reference) if reference else None
     report["reference_mode"] = refs.mode
@@ -760,7 +662,7 @@ async def eval_abstracts(
         report["comparison"] = _comparison(report, other, resamples, seed)
         report["notes"] += report["comparison"]["notes"]
     if plot is not None:
-        from veriscribe.plots import abstract_metrics_plot
+        from veriscribe.eval.plots import abstract_metrics_plot
 
         abstract_metrics_plot(report, plot)
         report["plot"] = str(plot)

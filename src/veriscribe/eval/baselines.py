@@ -45,12 +45,16 @@ from veriscribe.errors import (
 )
 from veriscribe.llm.client import LLM, Usage
 from veriscribe.llm.factory import make_llm
-from veriscribe.nodes.abstract.refine import ABSTRACT_TOKENS, AbstractLean
-from veriscribe.nodes.abstract.replies import complete_sentences
-from veriscribe.nodes.abstract.summarize_facet import output_format, split_sentences
 from veriscribe.prompts import Prompt, load_prompt
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.settings import Settings
+from veriscribe.text.facets import split_sentences
+from veriscribe.text.replies import (
+    ABSTRACT_TOKENS,
+    AbstractLean,
+    complete_sentences,
+    output_format,
+)
 
 __all__ = [
     "LEAD_K_WITHOUT_REFERENCE",

@@ -7,55 +7,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from langgraph.runtime import Runtime
-
-from veriscribe.documents.jsonl import json_lines
-from veriscribe.errors import InputError
+from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.llm.factory import make_llm
-from veriscribe.nodes.qa.retrieve import retrieve
+from veriscribe.nodes.qa.retrieve import choose_sections
 from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Retriever
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
-from veriscribe.store.corpora import section_key
 
 DEFAULT_KS = (1, 3, 5, 10)
-
-
-def read_questions(path: Path, limit: int | None = None) -> list[dict[str, str]]:
-    """Read questions with a gold section: cpgQA layout (``passage_id``) or ``section_id``.
-
-    With a ``doc_id`` (as ``eval make-questions`` writes) the gold is that document's
-    section; without, any section with the id counts.
-    """
-    questions = []
-    for number, item in json_lines(path):
-        try:
-            gold = str(item.get("section_id") or item["passage_id"])
-            if item.get("doc_id"):
-                # Section ids repeat across documents: match the full key.
-                gold = section_key(str(item["doc_id"]), gold)
-            questions.append(
-                {
-                    "id": str(item.get("id", number)),
-                    "question": item["question"],
-                    "gold": str(gold),
-                }
-            )
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise InputError(
-                f"{path}:{number}: needs `question` and `passage_id` or `section_id` ({exc})"
-            ) from exc
-        if limit is not None and len(questions) >= limit:
-            break
-    if not questions:
-        raise InputError(f"{path}: no questions")
-    return questions
-
-
-def is_hit(gold: str, key: str) -> bool:
-    """Tell whether a retrieved section key (``doc:section``) is the gold section."""
-    return key == gold or key.split(":", 1)[-1] == gold
 
 
 def hit_rates(
@@ -104,12 +64,11 @@ async def eval_retrieval(
             deps = QADeps(
                 store=store, llm=llm, options=QAOptions(retriever=method, k=top)
             )
-            runtime = cast(Runtime[QADeps], Runtime(context=deps))
             started = time.perf_counter()
             ranked, fallbacks = [], 0
             for done, item in enumerate(questions, 1):
                 state = cast(QAState, {"corpus": corpus, "question": item["question"]})
-                update = await retrieve(state, runtime)
+                update = await choose_sections(state, deps)
                 ranked.append(list(update["read_set"]))
                 fallbacks += update["retrieval"]["method"] != method
                 if on_progress is not None:

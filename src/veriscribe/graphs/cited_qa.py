@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy, Send
 
 from veriscribe.checks.verbatim import is_compliant
+from veriscribe.documents.guidelines import section_key
 from veriscribe.nodes.qa.answer import answer
 from veriscribe.nodes.qa.claims import filter_claims
 from veriscribe.nodes.qa.judge import join, judge
@@ -33,7 +34,6 @@ from veriscribe.nodes.qa.state import (
     turn_input,
 )
 from veriscribe.nodes.qa.verify import compliant_quotes, compliant_sources, verify
-from veriscribe.store.corpora import section_key
 
 __all__ = [
     "QADeps",

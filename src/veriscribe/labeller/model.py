@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
 from veriscribe.labeller.features import Edges, FeatureSpace, Vocabulary
-from veriscribe.nodes.abstract.facets import first_sentence
+from veriscribe.text.facets import first_sentence
 
 __all__ = ["FORMAT_VERSION", "WEIGHTS_RESOURCE", "Labeller", "decode_array"]
 

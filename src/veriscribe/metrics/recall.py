@@ -20,7 +20,7 @@ named for what it measures.
 ``concept_recall`` is the paper's formula over concepts of a knowledge base (alias ->
 concept id, e.g. a UMLS export in scispaCy's format). Mentions are found by greedy
 longest match of word sequences against the aliases, left to right, after the same
-normalisation as :func:`veriscribe.nodes.abstract.entities.link_concepts` (lower case,
+normalisation as :func:`veriscribe.text.entities.link_concepts` (lower case,
 punctuation as spaces); it has no trained NER model in front of it.
 
 Both return NaN when the reference yields nothing to recall.
@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veriscribe.nodes.abstract.entities import abbreviations, key_phrases
+from veriscribe.text.entities import abbreviations, key_phrases
 
 __all__ = [
     "KEYPHRASES",

@@ -30,6 +30,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.runtime import Runtime
 
 from veriscribe.checks.question_gates import GateInput, check_question
+from veriscribe.documents.guidelines import section_key
 from veriscribe.errors import ContextOverflow
 from veriscribe.llm.client import LLM
 from veriscribe.prompts import load_prompt
@@ -259,7 +260,7 @@ def _feedback(rejected: Rejected) -> str:
 async def generate(task: Slot, runtime: Runtime[QuestionDeps]) -> dict[str, Any]:
     """Write one question for a slot; regenerate once if it fails a gate."""
     deps = runtime.context
-    key = corpora.section_key(task["doc_id"], task["section_id"])
+    key = section_key(task["doc_id"], task["section_id"])
     row = (await corpora.get_sections(deps.store, task["corpus"], [key]))[key]
     source = GateInput(row.title, row.text, task["doc_id"], task["doc_title"])
     prompt = load_prompt("questions", task["style"])

@@ -16,15 +16,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from veriscribe.errors import ConfigError
-
-if TYPE_CHECKING:
-    from veriscribe.nodes.qa.state import QADeps
 
 Matrix = npt.NDArray[np.float32]
 Encoder = Callable[[list[str]], Matrix]
@@ -128,20 +125,3 @@ def minilm_encoder() -> Encoder:
         return np.asarray(model.encode(texts, batch_size=32), dtype=np.float32)
 
     return encode
-
-
-async def dense_index(deps: QADeps, corpus: str) -> DenseIndex:
-    """Return the dense index of a corpus for this run (built on first use)."""
-    name = f"dense:{corpus}"
-    index = deps.cached(name)
-    if index is None:
-        encoder = minilm_encoder()
-        rows = await deps.all_sections(corpus)
-        index = DenseIndex(
-            encoder,
-            [row.key for row in rows],
-            [f"{row.title}\n{row.text}" for row in rows],
-        )
-        deps.cache(name, index)
-    result: DenseIndex = index
-    return result

@@ -24,11 +24,11 @@ from veriscribe.graphs.abstract import (
 from veriscribe.llm.client import LLM, call_scope
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
-from veriscribe.nodes.abstract.refine import order_key
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import put_article
 from veriscribe.store.db import Store
+from veriscribe.text.facets import order_key
 
 Event = tuple[str, dict[str, Any]]
 OnEvent = Callable[[str, dict[str, Any]], None]

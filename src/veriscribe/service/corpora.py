@@ -14,15 +14,15 @@ from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
 from veriscribe.errors import InputError, NotFound, VeriscribeError
 from veriscribe.llm.client import LLM, Usage
 from veriscribe.llm.factory import make_llm
-from veriscribe.nodes.qa.summarize_sections import (
-    BatchResult,
-    batches,
-    summarize_sections,
-)
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.db import Store
+from veriscribe.text.section_summaries import (
+    BatchResult,
+    batches,
+    summarize_sections,
+)
 
 Stage = Literal["read", "store", "summarize"]
 

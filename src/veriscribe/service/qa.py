@@ -17,6 +17,8 @@ from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe import __version__
 from veriscribe.checks.markers import parse_markers
+from veriscribe.documents.guidelines import section_key
+from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.errors import ContextOverflow, InputError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.llm.client import LLM, call_scope
@@ -33,7 +35,6 @@ from veriscribe.nodes.qa.state import (
 from veriscribe.prompts import load_prompt
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
-from veriscribe.service.retrieval_eval import is_hit, read_questions
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.db import Store
@@ -184,7 +185,7 @@ async def ask(
 
 def cited_sections(answer: str) -> list[str]:
     """Return the keys of the sections an answer's markers cite, in order."""
-    keys = [db.section_key(m.doc_id, m.section_id) for m in parse_markers(answer)]
+    keys = [section_key(m.doc_id, m.section_id) for m in parse_markers(answer)]
     return list(dict.fromkeys(keys))
 
 
@@ -349,7 +350,7 @@ class ChatSession:
         rows = await self.deps.sections(self.corpus, keys)
         quotes: dict[str, list[dict[str, Any]]] = {}
         for citation in self.last.get("citations", []):
-            key = db.section_key(citation["doc_id"], citation["section_id"])
+            key = section_key(citation["doc_id"], citation["section_id"])
             quotes.setdefault(key, []).append(citation)
         return [
             {

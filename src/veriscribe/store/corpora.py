@@ -19,16 +19,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from veriscribe.documents.guidelines import GuidelineDoc
+from veriscribe.documents.guidelines import GuidelineDoc, section_key
 from veriscribe.store.db import Store, Tx
 
 OWN_SUMMARY_CHARS = 300
 """A section at most this long is its own summary; no model call is spent on it."""
-
-
-def section_key(doc_id: str, section_id: str) -> str:
-    """Return the corpus-wide key of a section."""
-    return f"{doc_id}:{section_id}"
 
 
 def split_key(key: str) -> tuple[str, str]:

@@ -395,7 +395,7 @@ def _normalise_alias(text: str) -> str:
 
 
 @cache
-def _alias_index(kb_path: Path) -> dict[str, str]:
+def alias_index(kb_path: Path) -> dict[str, str]:
     """Map normalised aliases to one concept id, from a scispaCy KB file."""
     if not kb_path.is_file():
         raise ConfigError(f"{kb_path}: knowledge base file not found")
@@ -450,7 +450,7 @@ def link_concepts(phrases: Sequence[str], kb_path: Path | None) -> list[str]:
     """
     if kb_path is None:
         return list(phrases)
-    index = _alias_index(kb_path)
+    index = alias_index(kb_path)
     aliases = list(index)
     kept: list[str] = []
     seen: set[str] = set()

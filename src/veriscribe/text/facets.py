@@ -1,4 +1,4 @@
-"""Pure functions of the divide step: facets, first sentences, splits, header labels.
+"""Facets of an article: first sentences, splits, header labels, grouping and packing.
 
 The divide step assigns every paragraph of an article to one of six facets (BOMRC plus
 "other"). Three strategies share these helpers:
@@ -8,7 +8,9 @@ The divide step assigns every paragraph of an article to one of six facets (BOMR
 - ``sh`` maps section titles to facets (:func:`header_label`, :func:`path_label`).
 
 :func:`group_paragraphs`, :func:`regroup_three` and :func:`lead_chars` serve the
-fan-out and the fallback of section 3.4 / appendix B of the DPR-BAG paper.
+fan-out and the fallback of section 3.4 / appendix B of the DPR-BAG paper;
+:func:`pack` fits a facet's paragraphs into chunks that fit the model's context, and
+:func:`order_key` puts facets in rhetorical order.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import pysbd
 from pysbd.utils import TextSpan
@@ -558,3 +560,66 @@ def lead_chars(text: str, n: int = 300) -> str:
     if space <= 0:
         return collapsed[:n]
     return cut[:space].rstrip()
+
+
+def pack(texts: Sequence[str], budget: int, count: Any) -> list[str]:
+    """Pack texts into chunks of at most ``budget`` tokens, never cutting a text.
+
+    A text that alone exceeds the budget is cut into sentence runs instead.
+    """
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for text in texts:
+        size = count(text)
+        if size > budget:
+            if current:
+                chunks.append("\n\n".join(current))
+                current, used = [], 0
+            chunks.extend(pack(split_sentences(text), budget, count))
+            continue
+        if used + size > budget and current:
+            chunks.append("\n\n".join(current))
+            current, used = [], 0
+        current.append(text)
+        used += size
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph into sentences; a sentence with no end is cut by words."""
+    sentences = []
+    rest = text
+    while rest.strip():
+        head = first_sentence(rest)
+        if not head or len(head) >= len(rest):
+            break
+        sentences.append(head)
+        rest = rest[rest.find(head) + len(head) :]
+    if rest.strip():
+        sentences.append(rest.strip())
+    if len(sentences) == 1:
+        words = text.split()
+        return [" ".join(words[i : i + 150]) for i in range(0, len(words), 150)]
+    return sentences
+
+
+def order_key(name: str) -> tuple[int, int]:
+    """Sort facets in rhetorical order, naive parts by number."""
+    if name in FACETS:
+        return (0, FACETS.index(name))
+    if name in THREE_FACETS:
+        return (1, THREE_FACETS.index(name))
+    return (2, int(name[4:]) if name[4:].isdigit() else 0)
+
+
+def naive_groups(lengths: Sequence[int]) -> tuple[list[str], dict[str, list[int]]]:
+    """Return per-paragraph part names and the six naive groups."""
+    groups = {f"part{i + 1}": g for i, g in enumerate(naive_split(lengths)) if g}
+    labels = [""] * len(lengths)
+    for name, members in groups.items():
+        for i in members:
+            labels[i] = name
+    return labels, groups

@@ -1,4 +1,4 @@
-"""Model replies of the abstract job that survive being cut at the token limit.
+"""The abstract job's model replies: their schemas, and repair when cut at the token limit.
 
 Small models often ramble until ``max_tokens``. The schemas put the text that is used
 first (``summary``, ``abstract``) and the paper's discarded ``reasoning`` field last, so
@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, model_validator
 
-__all__ = ["WithReasoning", "complete_sentences"]
-
+ABSTRACT_TOKENS = 600
+"""Output tokens of a refined abstract."""
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
 
 
@@ -45,3 +45,47 @@ def complete_sentences(text: str) -> str:
         return text
     ends = list(_SENTENCE_END.finditer(text))
     return text[: ends[-1].end()] if ends else text
+
+
+class AbstractFull(WithReasoning):
+    """The refined abstract with the paper's discarded reasoning field."""
+
+    abstract: str
+    reasoning: str
+
+
+class AbstractLean(BaseModel):
+    """The refined abstract alone (lean mode)."""
+
+    abstract: str
+
+
+class SummaryFull(WithReasoning):
+    """A facet summary with the paper's discarded reasoning field."""
+
+    summary: str
+    reasoning: str
+
+
+class SummaryLean(BaseModel):
+    """A facet summary alone (lean mode)."""
+
+    summary: str
+
+
+class Elements(BaseModel):
+    """The first stage of the chain-of-thought family."""
+
+    elements: list[str]
+
+
+def output_format(field: str, lean: bool) -> str:
+    """Return the JSON shape the prompt asks for."""
+    if lean:
+        return f'{{"{field}": "..."}}'
+    return f'{{"{field}": "...", "reasoning": "..."}}'
+
+
+def summary_schema(lean: bool) -> type[SummaryFull] | type[SummaryLean]:
+    """Return the summary schema for the mode."""
+    return SummaryLean if lean else SummaryFull

@@ -19,17 +19,17 @@ from veriscribe.nodes.qa.present import number_citations, render_numbers
 from veriscribe.nodes.qa.retrieve import cap_read_set, parse_selection
 from veriscribe.nodes.qa.sources import fence, fit_sources, resolve_section
 from veriscribe.nodes.qa.state import Citation, SentenceInfo
-from veriscribe.nodes.qa.summarize_sections import (
-    clip,
-    lead_summary,
-    parse_summary_lines,
-    summarize_sections,
-)
 from veriscribe.nodes.qa.verify import claims_of, credit
 from veriscribe.retrieval.dense import DenseIndex, embed, minilm_encoder, windows
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow
 from veriscribe.store.db import Store
+from veriscribe.text.section_summaries import (
+    clip,
+    lead_summary,
+    parse_summary_lines,
+    summarize_sections,
+)
 
 KEYS = ["g:intro", "g:dosing", "h:dosing", "h:intro/scope"]
 

@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field, create_model
 
-from veriscribe.errors import ContextOverflow, StructuredOutputError
-from veriscribe.llm.bundled import BUNDLED_MODELS
-from veriscribe.llm.client import LLM, Usage
-from veriscribe.nodes.abstract.facets import (
-    FACETS,
-    first_sentence,
-    group_paragraphs,
-    naive_split,
-    path_label,
-)
-from veriscribe.nodes.abstract.labeller import Labeller
+from veriscribe.labeller import Labeller
+from veriscribe.labeller.llm import label_with_model, use_classifier
+from veriscribe.llm.client import Usage
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractState,
@@ -28,101 +17,13 @@ from veriscribe.nodes.abstract.state import (
     usage_record,
 )
 from veriscribe.prompts import load_prompt
-
-ROLES = ("background", "objective", "methods", "results", "conclusions", "none")
-RoleLiteral = Literal[
-    "background", "objective", "methods", "results", "conclusions", "none"
-]
-CONTEXT_CHARS = 300
-MAX_BATCH = 16
-LABEL_OUTPUT_TOKENS = 12  # per item, JSON punctuation included
-
-
-@cache  # building a pydantic model per call cost more than the rest of the call
-def label_schema(count: int) -> type[BaseModel]:
-    """Return a schema that admits exactly ``count`` valid labels."""
-    return create_model(
-        f"Labels{count}",
-        labels=(list[RoleLiteral], Field(min_length=count, max_length=count)),
-    )
-
-
-def format_items(targets: Sequence[str], contexts: Sequence[str]) -> str:
-    """Format the labelling items: each target sentence with its paragraph opening."""
-    blocks = []
-    for i, (target, context) in enumerate(zip(targets, contexts, strict=True), 1):
-        opening = " ".join(context.split())[:CONTEXT_CHARS]
-        blocks.append(f"Item {i}\nTarget: {target}\nContext: {opening}")
-    return "\n\n".join(blocks)
-
-
-def role_to_facet(role: str) -> str:
-    """Map a labeller role to a facet name (``none`` is the Other facet)."""
-    return "other" if role == "none" else role
-
-
-def naive_groups(lengths: Sequence[int]) -> tuple[list[str], dict[str, list[int]]]:
-    """Return per-paragraph part names and the six naive groups."""
-    groups = {f"part{i + 1}": g for i, g in enumerate(naive_split(lengths)) if g}
-    labels = [""] * len(lengths)
-    for name, members in groups.items():
-        for i in members:
-            labels[i] = name
-    return labels, groups
-
-
-async def label_with_model(
-    llm: LLM, targets: Sequence[str], contexts: Sequence[str]
-) -> tuple[list[str], list[str], Usage, float]:
-    """Label target sentences with the model, many per call; a failed batch falls back.
-
-    Each target is shown with its context (the opening of its paragraph). A batch whose
-    output does not hold exactly one valid label per item, even after the client's one
-    repair, is labelled by the shipped classifier instead, and a note says so.
-    Returns the facet labels, fallback notes, usage and model seconds.
-    """
-    prompt = load_prompt("abstract", "label")
-    labels: list[str] = []
-    notes: list[str] = []
-    usage, seconds = Usage(), 0.0
-    start = 0
-    while start < len(targets):
-        size = min(MAX_BATCH, len(targets) - start)
-        batch = slice(start, start + size)
-        try:
-            result = await llm.json(
-                prompt.id,
-                prompt.render(
-                    count=str(size), items=format_items(targets[batch], contexts[batch])
-                ),
-                label_schema(size),
-                max_tokens=LABEL_OUTPUT_TOKENS * size + 16,
-            )
-            usage, seconds = usage + result.usage, seconds + result.seconds
-            labels.extend(role_to_facet(r) for r in result.value.labels)  # type: ignore[attr-defined]
-        except (StructuredOutputError, ContextOverflow) as exc:
-            positions = [i / len(targets) for i in range(start, start + size)]
-            labels.extend(Labeller.load().label(targets[batch], positions))
-            notes.append(
-                f"labels:classifier for items {start}-{start + size - 1} "
-                f"({exc.user_message})"
-            )
-        start += size
-    return labels, notes, usage, seconds
-
-
-def use_classifier(labeller: str, llm: LLM) -> bool:
-    """Tell whether first sentences are labelled by the shipped classifier.
-
-    ``auto`` uses the model, except the bundled embedded models: batched labelling with
-    the 0.5B scored micro-F1 0.26 on BIORC800 dev sentences (it tends to list the labels
-    in their canonical order) against 0.90 for the classifier, and the 1.5B fails the
-    same way.
-    """
-    if labeller == "auto":
-        bundled = {m.name for m in BUNDLED_MODELS.values()}
-        return llm.spec.backend == "local" and llm.model_name in bundled
-    return labeller == "classifier"
+from veriscribe.text.facets import (
+    FACETS,
+    first_sentence,
+    group_paragraphs,
+    naive_groups,
+    path_label,
+)
 
 
 async def divide(

@@ -8,13 +8,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from veriscribe.llm.client import Usage
-from veriscribe.nodes.abstract.facets import THREE_FACETS, lead_chars, regroup_three
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractState,
     FacetResult,
     usage_record,
 )
+from veriscribe.text.facets import THREE_FACETS, lead_chars, regroup_three
 
 LEAD_CHARS = 300
 

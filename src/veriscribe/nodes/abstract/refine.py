@@ -6,42 +6,23 @@ import time
 from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
-from veriscribe.nodes.abstract.facets import FACETS, THREE_FACETS
 from veriscribe.nodes.abstract.fallback import latest
-from veriscribe.nodes.abstract.replies import WithReasoning, complete_sentences
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
-from veriscribe.nodes.abstract.summarize_facet import output_format
 from veriscribe.prompts import load_prompt
+from veriscribe.text.facets import order_key
+from veriscribe.text.replies import (
+    ABSTRACT_TOKENS,
+    AbstractFull,
+    AbstractLean,
+    complete_sentences,
+    output_format,
+)
 
-ABSTRACT_TOKENS = 600
 REPEAT_MARGIN = 2
 """The refined abstract may repeat a run of its own words this much longer than a facet
 summary may copy its text: abstracts name their subject again, loops repeat clauses."""
-
-
-class AbstractFull(WithReasoning):
-    """The refined abstract with the paper's discarded reasoning field."""
-
-    abstract: str
-    reasoning: str
-
-
-class AbstractLean(BaseModel):
-    """The refined abstract alone (lean mode)."""
-
-    abstract: str
-
-
-def order_key(name: str) -> tuple[int, int]:
-    """Sort facets in rhetorical order, naive parts by number."""
-    if name in FACETS:
-        return (0, FACETS.index(name))
-    if name in THREE_FACETS:
-        return (1, THREE_FACETS.index(name))
-    return (2, int(name[4:]) if name[4:].isdigit() else 0)
 
 
 def draft_of(state: AbstractState) -> str:

@@ -8,12 +8,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.llm.client import LLM, Usage
-from veriscribe.nodes.abstract.facets import first_sentence
-from veriscribe.nodes.abstract.replies import WithReasoning, complete_sentences
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractOptions,
@@ -22,6 +19,13 @@ from veriscribe.nodes.abstract.state import (
     usage_record,
 )
 from veriscribe.prompts import Prompt, load_prompt
+from veriscribe.text.facets import pack
+from veriscribe.text.replies import (
+    Elements,
+    complete_sentences,
+    output_format,
+    summary_schema,
+)
 
 SUMMARY_TOKENS = 320
 OWN_SUMMARY_TOKENS = 200
@@ -67,37 +71,6 @@ DISPLAY = {
 }
 
 
-class SummaryFull(WithReasoning):
-    """A facet summary with the paper's discarded reasoning field."""
-
-    summary: str
-    reasoning: str
-
-
-class SummaryLean(BaseModel):
-    """A facet summary alone (lean mode)."""
-
-    summary: str
-
-
-class Elements(BaseModel):
-    """The first stage of the chain-of-thought family."""
-
-    elements: list[str]
-
-
-def output_format(field: str, lean: bool) -> str:
-    """Return the JSON shape the prompt asks for."""
-    if lean:
-        return f'{{"{field}": "..."}}'
-    return f'{{"{field}": "...", "reasoning": "..."}}'
-
-
-def summary_schema(lean: bool) -> type[SummaryFull] | type[SummaryLean]:
-    """Return the summary schema for the mode."""
-    return SummaryLean if lean else SummaryFull
-
-
 def facet_prompt(options: AbstractOptions, name: str) -> Prompt:
     """Return the summary prompt for the options and facet."""
     if options.split == "ns" and options.prompt == "bc":
@@ -132,50 +105,6 @@ def facet_values(
         **extra,
     }
     return {k: v for k, v in values.items() if k in prompt.placeholders}
-
-
-def pack(texts: Sequence[str], budget: int, count: Any) -> list[str]:
-    """Pack texts into chunks of at most ``budget`` tokens, never cutting a text.
-
-    A text that alone exceeds the budget is cut into sentence runs instead.
-    """
-    chunks: list[str] = []
-    current: list[str] = []
-    used = 0
-    for text in texts:
-        size = count(text)
-        if size > budget:
-            if current:
-                chunks.append("\n\n".join(current))
-                current, used = [], 0
-            chunks.extend(pack(split_sentences(text), budget, count))
-            continue
-        if used + size > budget and current:
-            chunks.append("\n\n".join(current))
-            current, used = [], 0
-        current.append(text)
-        used += size
-    if current:
-        chunks.append("\n\n".join(current))
-    return chunks
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split a paragraph into sentences; a sentence with no end is cut by words."""
-    sentences = []
-    rest = text
-    while rest.strip():
-        head = first_sentence(rest)
-        if not head or len(head) >= len(rest):
-            break
-        sentences.append(head)
-        rest = rest[rest.find(head) + len(head) :]
-    if rest.strip():
-        sentences.append(rest.strip())
-    if len(sentences) == 1:
-        words = text.split()
-        return [" ".join(words[i : i + 150]) for i in range(0, len(words), 150)]
-    return sentences
 
 
 class FacetSummariser:
@@ -219,7 +148,7 @@ class FacetSummariser:
     def _entity_values(self, text: str) -> dict[str, str]:
         if not self.options.entities:
             return {"entities": ""}
-        from veriscribe.nodes.abstract.entities import key_phrases
+        from veriscribe.text.entities import key_phrases
 
         phrases = key_phrases(text, self.options.entities)
         if not phrases:

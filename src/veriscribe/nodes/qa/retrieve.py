@@ -13,7 +13,6 @@ from veriscribe.errors import StructuredOutputError
 from veriscribe.nodes.qa.sources import resolve_section
 from veriscribe.nodes.qa.state import QADeps, QAState, RetrievalInfo, Turn
 from veriscribe.prompts import Prompt, load_prompt
-from veriscribe.retrieval.dense import dense_index
 from veriscribe.store.corpora import SectionRow
 
 SELECTION_TOKENS = 160
@@ -132,7 +131,14 @@ async def _llm_pick(
 
 async def retrieve(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
     """Choose the sections to read for the question."""
-    deps = runtime.context
+    return await choose_sections(state, runtime.context)
+
+
+async def choose_sections(state: QAState, deps: QADeps) -> dict[str, Any]:
+    """Choose the sections to read for ``state``'s question: the node's update.
+
+    Called by the node, and by the retrieval evaluation on questions alone.
+    """
     options = deps.options
     corpus = state["corpus"]
     notes: list[str] = []
@@ -153,7 +159,7 @@ async def retrieve(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             for key, _ in (await deps.bm25(corpus)).search(state["question"], options.k)
         ]
     elif method == "dense":
-        index = await dense_index(deps, corpus)
+        index = await deps.dense(corpus)
         keys = [key for key, _ in index.search(state["question"], options.k)]
     rows = await deps.sections(corpus, keys)
     keys, dropped = cap_read_set(

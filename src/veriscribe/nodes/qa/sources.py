@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from veriscribe.checks.quotable import quotable_units
+from veriscribe.documents.guidelines import section_key
 from veriscribe.llm.client import LLM
-from veriscribe.store.corpora import SectionRow, section_key
+from veriscribe.store.corpora import SectionRow
 
 
 def numbered_text(text: str, start: int = 1) -> str:

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
 from veriscribe.errors import ConfigError
 from veriscribe.llm.client import LLM
@@ -19,6 +19,9 @@ from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow
 from veriscribe.store.db import Store
+
+if TYPE_CHECKING:
+    from veriscribe.retrieval.dense import DenseIndex
 
 Retriever = Literal["llm", "bm25", "dense"]
 Citations = Literal["constrained", "free"]
@@ -148,13 +151,20 @@ class QADeps:
         index: BM25Index = self._indexes[name]
         return index
 
-    def cached(self, name: str) -> Any:
-        """Return an object cached for this run under ``name`` (or None)."""
-        return self._indexes.get(name)
+    async def dense(self, corpus: str) -> DenseIndex:
+        """Return the dense index of the corpus's sections, cached (built on first use)."""
+        from veriscribe.retrieval.dense import DenseIndex, minilm_encoder
 
-    def cache(self, name: str, value: Any) -> None:
-        """Cache an object for this run."""
-        self._indexes[name] = value
+        name = f"dense:{corpus}"
+        if name not in self._indexes:
+            rows = await self.all_sections(corpus)
+            self._indexes[name] = DenseIndex(
+                minilm_encoder(),
+                [row.key for row in rows],
+                [f"{row.title}\n{row.text}" for row in rows],
+            )
+        index: DenseIndex = self._indexes[name]
+        return index
 
 
 class Turn(TypedDict):

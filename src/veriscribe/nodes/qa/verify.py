@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from veriscribe.checks.markers import MarkerPosition, Sentence, attribute
 from veriscribe.checks.quotable import quote_text
 from veriscribe.checks.verbatim import check_quote, is_compliant
+from veriscribe.documents.guidelines import section_key
 from veriscribe.nodes.qa.state import (
     Citation,
     ClaimInfo,
@@ -21,7 +22,7 @@ from veriscribe.nodes.qa.state import (
     QAState,
     SentenceInfo,
 )
-from veriscribe.store.corpora import SectionRow, section_key
+from veriscribe.store.corpora import SectionRow
 
 
 def check_citations(
