@@ -26,7 +26,7 @@ from stores import checkpoint_bytes
 from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, QAOptions, turn_input
-from veriscribe.service.qa import compiled_graph, run_thread
+from veriscribe.service.qa import qa_runner, run_thread
 from veriscribe.store.db import Store
 
 QUESTION = "How is hypertension diagnosed and treated?"
@@ -73,11 +73,9 @@ async def ask(
     question: str = QUESTION,
 ) -> dict[str, Any]:
     llm = script_llm(script, store=store)
-    graph = await compiled_graph(store)
+    graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=options or SAMPLED)
-    return await run_thread(
-        store, graph, deps, thread, turn_input("ask", CORPUS, question)
-    )
+    return await run_thread(graph, deps, thread, turn_input("ask", CORPUS, question))
 
 
 def by_text(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -355,10 +353,10 @@ async def test_injected_section_text_cannot_change_the_checks(store: Store) -> N
     )
     script = Script(ids=[HANDOUT], answer=answer)
     llm = script_llm(script, store=store)
-    graph = await compiled_graph(store)
+    graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=SAMPLED)
     result = await run_thread(
-        store, graph, deps, "inj", turn_input("ask", CORPUS, "Is it safe?")
+        graph, deps, "inj", turn_input("ask", CORPUS, "Is it safe?")
     )
     statuses = [claim["status"] for claim in result["claims"]]
     assert statuses == ["unsupported", "uncited"]
@@ -379,10 +377,9 @@ async def test_chat_keeps_history_per_thread(store: Store) -> None:
     assert result["claims"][0]["status"] == "certified"
     second = Script(answer="Not found in the loaded guidelines.")
     llm = script_llm(second, store=store)
-    graph = await compiled_graph(store)
+    graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=SAMPLED)
     await run_thread(
-        store,
         graph,
         deps,
         "chat:1",
@@ -392,7 +389,7 @@ async def test_chat_keeps_history_per_thread(store: Store) -> None:
     prompts = list(chat_calls(llm))
     assert "Previous question in this conversation: How is it diagnosed?" in prompts[0]
     assert "Earlier in this conversation:" in prompts[1]
-    snapshot = await graph.aget_state({"configurable": {"thread_id": "chat:1"}})
+    snapshot = await graph.graph.aget_state({"configurable": {"thread_id": "chat:1"}})
     assert [t["question"] for t in snapshot.values["history"]] == [
         "How is it diagnosed?",
         "And how often?",
@@ -413,11 +410,9 @@ async def test_transient_fault_is_retried(store: Store) -> None:
         return script(prompt, kwargs)
 
     llm = scripted_llm(ScriptedChatModel(responder=flaky), store=store)
-    graph = await compiled_graph(store)
+    graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=SAMPLED)
-    result = await run_thread(
-        store, graph, deps, "flaky", turn_input("ask", CORPUS, QUESTION)
-    )
+    result = await run_thread(graph, deps, "flaky", turn_input("ask", CORPUS, QUESTION))
     assert result["claims"][0]["status"] == "certified"
     assert script.count("answer") == 1
 
@@ -438,11 +433,9 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
         await add_fixture_corpus(store)
         llm = scripted_llm(ScriptedChatModel(responder=crashing), store=store)
         deps = QADeps(store=store, llm=llm, options=SAMPLED)
-        graph = await compiled_graph(store)
+        graph = await qa_runner(store)
         with pytest.raises(VeriscribeError, match="process killed"):
-            await run_thread(
-                store, graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
-            )
+            await run_thread(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
     # Every sentence carries a citation, so no claim filter call is needed.
     assert first.calls == ["retrieve", "answer"]
     # A new process: new connection, new model.
@@ -450,15 +443,13 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
     async with await Store.open(db) as store:
         llm = script_llm(second, store=store)
         deps = QADeps(store=store, llm=llm, options=SAMPLED)
-        graph = await compiled_graph(store)
+        graph = await qa_runner(store)
         result = await run_thread(
-            store, graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
+            graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
         )
         assert result["claims"][0]["status"] == "certified"
         assert second.calls == ["judge", "judge", "judge"]
-        again = await run_thread(
-            store, graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
-        )
+        again = await run_thread(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
     assert again["reused"] is True and again["claims"] == result["claims"]
     assert len(second.calls) == 3
 

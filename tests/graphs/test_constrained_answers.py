@@ -13,7 +13,7 @@ import pytest
 from fakes import ScriptedChatModel, scripted_llm
 from qa_helpers import CORPUS, DIAGNOSIS, DRUGS, LIFESTYLE, add_fixture_corpus
 from veriscribe.nodes.qa.state import QADeps, QAOptions, turn_input
-from veriscribe.service.qa import compiled_graph, run_thread
+from veriscribe.service.qa import qa_runner, run_thread
 from veriscribe.store.db import Store
 
 QUESTION = "Can ACE inhibitors be combined with angiotensin receptor blockers?"
@@ -56,13 +56,11 @@ class Model:
 
 async def ask(store: Store, model: Model, **options: Any) -> dict[str, Any]:
     llm = scripted_llm(ScriptedChatModel(responder=model), store=store)
-    graph = await compiled_graph(store)
+    graph = await qa_runner(store)
     # The model words its sentences unless a test asks for the source's own.
     opts = QAOptions(retriever="bm25", k=3, **{"wording": "own", **options})
     deps = QADeps(store=store, llm=llm, options=opts)
-    return await run_thread(
-        store, graph, deps, "t", turn_input("ask", CORPUS, QUESTION)
-    )
+    return await run_thread(graph, deps, "t", turn_input("ask", CORPUS, QUESTION))
 
 
 async def test_the_schema_admits_only_sentences_of_the_sections_read(
@@ -182,7 +180,7 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
             [{"section_id": key, "quote": elided, "sentence": claim}], yes=1.0
         )
         llm = scripted_llm(ScriptedChatModel(responder=model), store=store)
-        graph = await compiled_graph(store)
+        graph = await qa_runner(store)
         options = QAOptions(
             retriever="bm25",
             k=1,
@@ -191,7 +189,7 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
         )
         deps = QADeps(store=store, llm=llm, options=options)
         result = await run_thread(
-            store, graph, deps, "a", turn_input("ask", "asp", "Aspirin for children?")
+            graph, deps, "a", turn_input("ask", "asp", "Aspirin for children?")
         )
     (found,) = result["claims"]
     assert found["status"] != "certified"

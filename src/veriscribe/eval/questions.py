@@ -19,13 +19,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
 from veriscribe import __version__
 from veriscribe.checks.question_gates import GATES
 from veriscribe.errors import InputError
 from veriscribe.graphs.questions import build_questions_graph
-from veriscribe.llm.client import LLM, call_scope
+from veriscribe.graphs.runner import GraphRunner
+from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.questions import (
     MIN_WORDS,
@@ -118,7 +117,6 @@ async def make_questions(
     if n < 1:
         raise InputError("--n must be at least 1")
     started = time.perf_counter()
-    since = time.time()
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
         if llm is None:
@@ -138,45 +136,34 @@ async def make_questions(
                 __version__,
             ]
         )
-        saver = await store.checkpointer()
-        graph = build_questions_graph().compile(checkpointer=saver)
-        config: RunnableConfig = {
-            "configurable": {"thread_id": thread_id},
-            "max_concurrency": llm.settings.concurrency,
-        }
-        snapshot = await graph.aget_state(config)
-        resumed = bool(snapshot.next)
-        reused = bool(snapshot.values.get("slots") is not None) and not snapshot.next
-        total = len(snapshot.values.get("slots") or []) or n
+        runner = await GraphRunner.open(
+            build_questions_graph(), store, max_concurrency=llm.settings.concurrency
+        )
+        total = len((await runner.state(thread_id)).get("slots") or []) or n
 
         def progress(item: QuestionItem) -> None:
             if on_item is not None:
                 on_item(item, total)
 
-        if not reused:
-            deps = QuestionDeps(store=store, llm=llm, on_item=progress)
-            graph_input: QuestionsState | None = (
-                None
-                if resumed
-                else {
-                    "corpus": corpus,
-                    "n": n,
-                    "styles": list(styles),
-                    "seed": seed,
-                    "min_words": min_words,
-                }
-            )
-            token = call_scope.set((None, thread_id))
-            try:
-                await graph.ainvoke(graph_input, config, context=deps)
-            finally:
-                call_scope.reset(token)
-            snapshot = await graph.aget_state(config)
-        state = snapshot.values
+        graph_input: QuestionsState = {
+            "corpus": corpus,
+            "n": n,
+            "styles": list(styles),
+            "seed": seed,
+            "min_words": min_words,
+        }
+        run = await runner.run(
+            thread_id,
+            graph_input,
+            QuestionDeps(store=store, llm=llm, on_item=progress),
+            finished=lambda values: values.get("slots") is not None,
+        )
+        resumed, reused = run.resumed, run.reused
+        state = run.values
         items = sorted(state.get("items", []), key=lambda i: i["slot"])
         kept = [i for i in items if i["question"] is not None]
         _write(out, [output_record(corpus, i, llm.label) for i in kept])
-        usage = await store.thread_usage(thread_id, since)
+        usage = await runner.usage(run)
     slots = state.get("slots", [])
     dropped = [i for i in items if i["question"] is None]
     notes = []

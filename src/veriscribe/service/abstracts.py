@@ -8,10 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
-
 from veriscribe import __version__
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
 from veriscribe.errors import InputError
@@ -21,7 +17,8 @@ from veriscribe.graphs.abstract import (
     AbstractState,
     build_abstract_graph,
 )
-from veriscribe.llm.client import LLM, call_scope
+from veriscribe.graphs.runner import GraphRunner
+from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.service.common import open_store
@@ -44,16 +41,13 @@ def thread_id(doc_key: str, options: AbstractOptions, llm: LLM) -> str:
     return f"abstract:{doc_key}:{options.key()}:{model}"
 
 
-async def checkpointer(store: Store) -> BaseCheckpointSaver[str]:
-    """Return the store's checkpointer, tables created."""
-    return await store.checkpointer()
-
-
-def compiled_graph(
-    saver: BaseCheckpointSaver[str], max_attempts: int
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile the abstract graph with a checkpointer."""
-    return build_abstract_graph(max_attempts).compile(checkpointer=saver)
+async def abstract_runner(store: Store, llm: LLM) -> GraphRunner:
+    """Return a runner of the abstract graph over the store's checkpointer."""
+    return await GraphRunner.open(
+        build_abstract_graph(llm.settings.retries + 1),
+        store,
+        max_concurrency=llm.settings.concurrency,
+    )
 
 
 def read_single_article(path: Path, max_bytes: int | None = None) -> Article:
@@ -81,41 +75,31 @@ async def run_abstract(
     article: Article,
     options: AbstractOptions,
     *,
-    graph: CompiledStateGraph[Any, Any, Any, Any] | None = None,
+    runner: GraphRunner | None = None,
+    doc_key: str | None = None,
     on_event: OnEvent | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume, or reuse) the abstract graph for one article; return the result."""
+    """Run (or resume, or reuse) the abstract graph for one article; return the result.
+
+    An article already in the store is run by its ``doc_key``, without writing it
+    again.
+    """
     started = time.perf_counter()
-    key = await put_article(store, article)
-    if graph is None:
-        graph = compiled_graph(await checkpointer(store), llm.settings.retries + 1)
-    tid = thread_id(key, options, llm)
-    config: RunnableConfig = {
-        "configurable": {"thread_id": tid},
-        "max_concurrency": llm.settings.concurrency,
-    }
-    deps = AbstractDeps(llm=llm, store=store, options=options)
-    deps._articles[key] = article
-    snapshot = await graph.aget_state(config)
-    done = bool(snapshot.values) and not snapshot.next
-    if not done:
-        graph_input = None if snapshot.next else {"doc_key": key}
-        token = call_scope.set((run_id, tid))
-        try:
-            async for update in graph.astream(
-                graph_input, config, context=deps, stream_mode="updates"
-            ):
-                if on_event is not None:
-                    for node, change in update.items():
-                        on_event(node, change if isinstance(change, dict) else {})
-        finally:
-            call_scope.reset(token)
-        snapshot = await graph.aget_state(config)
-    final = cast(AbstractState, snapshot.values)
-    result = assemble_result(article, final, options, llm)
-    result["thread_id"] = tid
-    result["resumed_from_checkpoint"] = done
+    key = doc_key or await put_article(store, article)
+    if runner is None:
+        runner = await abstract_runner(store, llm)
+    deps = AbstractDeps(llm=llm, store=store, options=options, articles={key: article})
+    run = await runner.run(
+        thread_id(key, options, llm),
+        {"doc_key": key},
+        deps,
+        run_id=run_id,
+        on_update=on_event,
+    )
+    result = assemble_result(article, cast(AbstractState, run.values), options, llm)
+    result["thread_id"] = run.thread_id
+    result["resumed_from_checkpoint"] = run.reused
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
 

@@ -44,7 +44,6 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
-from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe.documents.articles import (
     Article,
@@ -54,16 +53,12 @@ from veriscribe.documents.articles import (
 )
 from veriscribe.errors import ConfigError, InputError, NotFound, VeriscribeError
 from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.spec import parse_spec
 from veriscribe.redaction import redact
-from veriscribe.service.abstracts import (
-    checkpointer,
-    compiled_graph,
-    run_abstract,
-    thread_id,
-)
+from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_id
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.service.endpoint_usage import endpoint_usage
 from veriscribe.settings import Settings
@@ -320,7 +315,7 @@ class BatchRunner:
         self.tasks: set[asyncio.Task[None]] = set()
         self.lines: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
         self.started = time.perf_counter()
-        self.graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self.graph: GraphRunner | None = None
         self.checkpoints: Store | None = None
         self.output_report: SyncReport | None = None
 
@@ -506,7 +501,8 @@ class BatchRunner:
                 self.llm,
                 article,
                 self.options,
-                graph=self.graph,
+                runner=self.graph,
+                doc_key=claim.doc_key,
                 run_id=self.run_id,
             )
         except VeriscribeError as exc:
@@ -610,9 +606,7 @@ class BatchRunner:
         # The checkpointer gets a connection of its own: its lock then orders all
         # its reads and writes, and its traffic runs beside the call log's.
         self.checkpoints = await Store.open(self.store.target)
-        self.graph = compiled_graph(
-            await checkpointer(self.checkpoints), self.llm.settings.retries + 1
-        )
+        self.graph = await abstract_runner(self.checkpoints, self.llm)
         self.llm.chat.callbacks = [self.meter]
         await self.runs.start_session(self.run_id, self.worker)
         await self.runs.set_status(self.run_id, "running")

@@ -6,14 +6,11 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-from langchain_core.runnables import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe import __version__
 from veriscribe.checks.markers import parse_markers
@@ -21,7 +18,8 @@ from veriscribe.documents.guidelines import section_key
 from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.errors import ContextOverflow, InputError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
-from veriscribe.llm.client import LLM, call_scope
+from veriscribe.graphs.runner import GraphRunner
+from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.answer import is_not_found
 from veriscribe.nodes.qa.state import (
@@ -41,8 +39,6 @@ from veriscribe.store.db import Store
 
 OnStage = Callable[[str, dict[str, Any]], None]
 """Called after each graph step with the node's name and its state update."""
-
-Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 
 QA_PROMPTS = (
@@ -67,15 +63,21 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-async def compiled_graph(store: Store, max_attempts: int = 3) -> Graph:
-    """Compile the cited-QA graph with a checkpointer over the store's connection."""
-    saver = await store.checkpointer()
-    return build_cited_qa_graph(max_attempts).compile(checkpointer=saver)
+async def qa_runner(store: Store, max_attempts: int = 3) -> GraphRunner:
+    """Return a runner of the cited-QA graph over the store's checkpointer."""
+    return await GraphRunner.open(
+        build_cited_qa_graph(max_attempts), store, max_concurrency=4
+    )
+
+
+def _answered(values: Mapping[str, Any]) -> bool:
+    """Tell whether a thread holds a result (a failed answer is tried again)."""
+    stored = values.get("result") or {}
+    return bool(stored) and not stored.get("error")
 
 
 async def run_thread(
-    store: Store,
-    graph: Graph,
+    graph: GraphRunner,
     deps: QADeps,
     thread_id: str,
     graph_input: QAState,
@@ -85,42 +87,23 @@ async def run_thread(
 ) -> dict[str, Any]:
     """Run one question (or answer check) on a thread; resume or reuse what it holds.
 
-    An interrupted run of the same thread resumes from its last checkpoint; with
+    An interrupted run of the same question resumes from its last checkpoint; with
     ``reuse`` a finished one is returned as it is, without running again.
     """
-    started = time.perf_counter()
-    since = time.time()
-    config: RunnableConfig = {
-        "configurable": {"thread_id": thread_id},
-        "max_concurrency": deps.llm.settings.concurrency if deps.llm else 4,
-    }
-    snapshot = await graph.aget_state(config)
-    stored = snapshot.values.get("result") or {}
-    # A run whose answer failed is tried again rather than reused.
-    finished = bool(stored) and not stored.get("error") and not snapshot.next
-    same_turn = snapshot.values.get("question") == graph_input.get("question")
-    reused = reuse and finished
-    if not reused:
-        resume = bool(snapshot.next) and same_turn
-        token = call_scope.set((None, thread_id))
-        try:
-            async for update in graph.astream(
-                None if resume else graph_input,
-                config,
-                context=deps,
-                stream_mode="updates",
-            ):
-                if on_stage is not None:
-                    for node, change in update.items():
-                        on_stage(node, change if isinstance(change, dict) else {})
-        finally:
-            call_scope.reset(token)
-        snapshot = await graph.aget_state(config)
-    result = dict(snapshot.values.get("result") or {})
+    run = await graph.run(
+        thread_id,
+        graph_input,
+        deps,
+        finished=lambda values: reuse and _answered(values),
+        resumable=lambda values: values.get("question") == graph_input.get("question"),
+        max_concurrency=deps.llm.settings.concurrency if deps.llm else None,
+        on_update=on_stage,
+    )
+    result = dict(run.values.get("result") or {})
     result["thread_id"] = thread_id
-    result["reused"] = reused
-    result["usage"] = await store.thread_usage(thread_id, since)
-    result["seconds"] = round(time.perf_counter() - started, 3)
+    result["reused"] = run.reused
+    result["usage"] = await graph.usage(run)
+    result["seconds"] = round(run.seconds, 3)
     return result
 
 
@@ -170,10 +153,9 @@ async def ask(
             prompts_version(),
             __version__,
         )
-        graph = await compiled_graph(store, llm.settings.retries + 1)
+        graph = await qa_runner(store, llm.settings.retries + 1)
         deps = QADeps(store=store, llm=llm, options=opts)
         result = await run_thread(
-            store,
             graph,
             deps,
             tid,
@@ -253,7 +235,7 @@ async def verify_answer(
             prompts_version(),
             __version__,
         )
-        graph = await compiled_graph(store, (llm.settings.retries + 1) if llm else 1)
+        graph = await qa_runner(store, (llm.settings.retries + 1) if llm else 1)
         deps = QADeps(store=store, llm=llm, options=options)
         graph_input = turn_input(
             "verify",
@@ -263,9 +245,7 @@ async def verify_answer(
             read_set=keys,
             not_found=is_not_found(answer),
         )
-        result = await run_thread(
-            store, graph, deps, tid, graph_input, on_stage=on_stage
-        )
+        result = await run_thread(graph, deps, tid, graph_input, on_stage=on_stage)
         return _decorate(result, corpus, options, llm)
 
 
@@ -275,7 +255,7 @@ class ChatSession:
     def __init__(
         self,
         store: Store,
-        graph: Graph,
+        graph: GraphRunner,
         deps: QADeps,
         corpus: str,
         session_id: str,
@@ -303,26 +283,21 @@ class ChatSession:
         async with open_store(settings) as store:
             await require_corpus(store, corpus)
             llm = make_llm(model or settings.model, settings, store)
-            graph = await compiled_graph(store, llm.settings.retries + 1)
+            graph = await qa_runner(store, llm.settings.retries + 1)
             deps = QADeps(store=store, llm=llm, options=options or QAOptions())
             session = cls(
                 store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8]
             )
-            snapshot = await graph.aget_state(
-                {"configurable": {"thread_id": session.thread_id}}
-            )
-            if snapshot.values.get("result"):
+            saved = await graph.state(session.thread_id)
+            if saved.get("result"):
                 session.last = _decorate(
-                    dict(snapshot.values["result"]), corpus, deps.options, llm
+                    dict(saved["result"]), corpus, deps.options, llm
                 )
             yield session
 
     async def history(self) -> list[Turn]:
         """Return the questions and answers of this chat so far."""
-        snapshot = await self.graph.aget_state(
-            {"configurable": {"thread_id": self.thread_id}}
-        )
-        return list(snapshot.values.get("history", []))
+        return list((await self.graph.state(self.thread_id)).get("history", []))
 
     async def ask(
         self, question: str, on_stage: OnStage | None = None
@@ -331,7 +306,6 @@ class ChatSession:
         if not question.strip():
             raise InputError("the question is empty")
         result = await run_thread(
-            self.store,
             self.graph,
             self.deps,
             self.thread_id,

@@ -54,13 +54,14 @@ class AbstractDeps:
     llm: LLM
     store: Store
     options: AbstractOptions = AbstractOptions()
-    _articles: dict[str, Article] = field(default_factory=dict, compare=False)
+    articles: dict[str, Article] = field(default_factory=dict, compare=False)
+    """Articles already read, by key; any other is read from the store once."""
 
     async def article(self, key: str) -> Article:
-        """Return the stored article, cached for this run."""
-        if key not in self._articles:
-            self._articles[key] = await get_article(self.store, key)
-        return self._articles[key]
+        """Return the article of ``key``, from the store the first time."""
+        if key not in self.articles:
+            self.articles[key] = await get_article(self.store, key)
+        return self.articles[key]
 
 
 class UsageRecord(TypedDict):

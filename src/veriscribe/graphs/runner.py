@@ -1,0 +1,142 @@
+"""Run a checkpointed graph thread: compile once, resume or reuse, stream, read usage.
+
+Every job runs its graph the same way: a thread id names one unit of work (an article
+under a configuration, a question, a question set); a thread that finished is reused
+without running again, one that was interrupted resumes from its last checkpoint, and
+a new one starts from its input. The model calls a thread makes are logged under its id
+(``call_scope``), so its usage can be read back from the call log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from veriscribe.llm.client import call_scope
+from veriscribe.store.db import Store
+
+OnUpdate = Callable[[str, dict[str, Any]], None]
+"""Called with each node's name and the state update it returned, as it finishes."""
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+def _any_state(values: Mapping[str, Any]) -> bool:
+    return bool(values)
+
+
+def _always(values: Mapping[str, Any]) -> bool:
+    return True
+
+
+@dataclass
+class ThreadRun:
+    """What one run of a thread ended with."""
+
+    thread_id: str
+    values: dict[str, Any]
+    """The thread's final state."""
+    reused: bool = False
+    """The thread had finished before: nothing ran."""
+    resumed: bool = False
+    """The thread continued from the checkpoint of an interrupted run."""
+    since: float = 0.0
+    """When this run began (wall clock), for the usage it caused."""
+    seconds: float = 0.0
+
+
+class GraphRunner:
+    """One compiled graph with the store's checkpointer, running threads of it."""
+
+    def __init__(self, graph: Graph, store: Store, *, max_concurrency: int) -> None:
+        self.graph = graph
+        self.store = store
+        self.max_concurrency = max_concurrency
+
+    @classmethod
+    async def open(
+        cls,
+        builder: StateGraph[Any, Any, Any, Any],
+        store: Store,
+        *,
+        max_concurrency: int,
+    ) -> GraphRunner:
+        """Compile ``builder`` with the checkpointer of ``store``."""
+        saver = await store.checkpointer()
+        return cls(
+            builder.compile(checkpointer=saver), store, max_concurrency=max_concurrency
+        )
+
+    def config(
+        self, thread_id: str, max_concurrency: int | None = None
+    ) -> RunnableConfig:
+        """Return the run configuration of a thread."""
+        return {
+            "configurable": {"thread_id": thread_id},
+            "max_concurrency": max_concurrency or self.max_concurrency,
+        }
+
+    async def state(self, thread_id: str) -> dict[str, Any]:
+        """Return the saved state of a thread (empty if it never ran)."""
+        snapshot = await self.graph.aget_state(self.config(thread_id))
+        return dict(snapshot.values)
+
+    async def run(
+        self,
+        thread_id: str,
+        graph_input: Mapping[str, Any],
+        context: Any,
+        *,
+        finished: Callable[[Mapping[str, Any]], bool] = _any_state,
+        resumable: Callable[[Mapping[str, Any]], bool] = _always,
+        run_id: str | None = None,
+        max_concurrency: int | None = None,
+        on_update: OnUpdate | None = None,
+    ) -> ThreadRun:
+        """Run a thread to its end: reuse it, resume it, or start it from ``graph_input``.
+
+        Args:
+            thread_id: The thread.
+            graph_input: The input of a new run.
+            context: The nodes' dependencies (LangGraph's runtime context).
+            finished: Tells from a thread's saved state whether its work is done and
+                can be reused as it is; by default, any state with nothing left to run.
+            resumable: Tells whether an interrupted thread should continue (rather
+                than start again from ``graph_input``).
+            run_id: The batch run the thread's model calls are logged under.
+            max_concurrency: Nodes running at once, if not the runner's.
+            on_update: Called with every node's update as it finishes.
+        """
+        started, since = time.perf_counter(), time.time()
+        config = self.config(thread_id, max_concurrency)
+        snapshot = await self.graph.aget_state(config)
+        run = ThreadRun(thread_id, dict(snapshot.values), since=since)
+        run.reused = not snapshot.next and finished(snapshot.values)
+        if not run.reused:
+            run.resumed = bool(snapshot.next) and resumable(snapshot.values)
+            token = call_scope.set((run_id, thread_id))
+            try:
+                async for update in self.graph.astream(
+                    None if run.resumed else dict(graph_input),
+                    config,
+                    context=context,
+                    stream_mode="updates",
+                ):
+                    if on_update is not None:
+                        for node, change in update.items():
+                            on_update(node, change if isinstance(change, dict) else {})
+            finally:
+                call_scope.reset(token)
+            run.values = dict((await self.graph.aget_state(config)).values)
+        run.seconds = time.perf_counter() - started
+        return run
+
+    async def usage(self, run: ThreadRun) -> dict[str, int]:
+        """Return the model calls (and cached answers) the run made, from the call log."""
+        return await self.store.thread_usage(run.thread_id, run.since)
