@@ -3,16 +3,20 @@
 # output, with its timings and clock times blanked, to OUTDIR/<command>.json.
 # Two checkouts' outputs can then be compared: `diff -r OUTDIR_A OUTDIR_B`.
 #
-# Usage: bash scripts/json_outputs.sh OUTDIR   (from the repository, with .venv set up)
+# Usage: bash scripts/json_outputs.sh OUTDIR [CHECKOUT]
+# CHECKOUT (default: this one) is the source tree to run, with this checkout's .venv
+# (or $PYTHON): an older commit's worktree can be run the same way.
 set -uo pipefail
-out=$(realpath -m "${1:?usage: json_outputs.sh OUTDIR}")
-repo=$(cd "$(dirname "$0")/.." && pwd)
-data="$repo/../shared/data"
-vs="$repo/.venv/bin/veriscribe"
-py="$repo/.venv/bin/python"
-work=$(mktemp -d)
+out=$(realpath -m "${1:?usage: json_outputs.sh OUTDIR [CHECKOUT]}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "${2:-$here}" && pwd)
+data="$here/../shared/data"
+py="${PYTHON:-$here/.venv/bin/python}"
+vs() { PYTHONPATH="$repo/src" "$py" -c 'from veriscribe.cli.app import main; main()' "$@"; }
+# A fixed place: run ids are derived from the inputs' absolute paths.
+work=/tmp/veriscribe-json-outputs
+rm -rf "$work" && mkdir -p "$work" "$out"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out"
 cd "$work"
 export VERISCRIBE_DB="$work/db.sqlite"
 export VERISCRIBE_LLM__CACHE=true
@@ -29,7 +33,8 @@ normalise() {  # stdin JSON -> stdout JSON with volatile values blanked
 import json, re, sys
 VOLATILE = re.compile(
     r"(seconds|elapsed|_ms$|_s$|duration|per_second|started|finished|updated|created"
-    r"|^at$|_at$|time|load_seconds|tokens_per_second|endpoint$)"
+    r"|^at$|_at$|time|load_seconds|tokens_per_second|endpoint$|^worker$|^ended$"
+    r"|^heartbeat$)"
 )
 def clean(v, key=""):
     if isinstance(v, dict):
@@ -45,25 +50,31 @@ text = sys.stdin.read()
 try:
     print(json.dumps(clean(json.loads(text)), indent=1, sort_keys=True))
 except json.JSONDecodeError:
-    print(text)
+    try:  # JSON lines: one normalised line each, in a stable order
+        lines = [json.dumps(clean(json.loads(l)), sort_keys=True) for l in text.splitlines() if l.strip()]
+        print("\n".join(sorted(lines)))
+    except json.JSONDecodeError:
+        print(text)
 ' "$work"
 }
 
 snap() {  # name, then the command's arguments
   local name=$1
   shift
-  "$vs" "$@" > "$work/raw.txt" 2> "$work/err.txt"
+  vs "$@" > "$work/raw.txt" 2> "$work/err.txt"
   echo "rc=$?" > "$out/$name.json"
   normalise < "$work/raw.txt" >> "$out/$name.json"
 }
 
 snap doctor doctor --model sim --json
 snap abstract abstract in/plos-editorial.xml --model sim --json
-snap abstract_bc abstract in/plos__journal.pone.0008519.xml --model sim -p bc --reasoning --json
+snap abstract_bc abstract in/plos__journal.pone.0008519.xml --model sim --prompt bc --reasoning --json
 snap batch batch in/plos__journal.pone.0008519.xml in/epmc__PMC3289602.xml --model sim -o results.jsonl --json
 normalise < results.jsonl > "$out/batch_results.jsonl"
+# Articles finish in any order: the evaluations read them in one order.
+sort results.jsonl -o results.jsonl
 run_id=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$work/raw.txt" 2>/dev/null \
-  || "$vs" runs list --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)[0]["run_id"])')
+  || vs runs list --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)[0]["run_id"])')
 snap runs_list runs list --json
 snap runs_show runs show "$run_id" --json
 snap runs_resume runs resume "$run_id" --json
