@@ -38,7 +38,7 @@ from veriscribe.labeller.training import (
     train,
 )
 from veriscribe.metrics.labels import label_scores
-from veriscribe.nodes.abstract import labeller as node_labeller
+from veriscribe.nodes.abstract import divide as divide_node
 from veriscribe.text.facets import FACETS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -346,9 +346,9 @@ def test_weights_file_is_small_versioned_json() -> None:
     assert tuple(document["labels"]) == FACETS
 
 
-def test_load_is_cached_and_the_node_module_names_it() -> None:
+def test_load_is_cached_and_the_divide_node_uses_it() -> None:
     assert Labeller.load() is Labeller.load()
-    assert node_labeller.Labeller is Labeller
+    assert divide_node.Labeller is Labeller
     assert Labeller.load().labels == FACETS
 
 
