@@ -73,10 +73,18 @@ def test_verbatim_compliance_counts_citations_not_claims() -> None:
         "exact": 3 / 8,
         "normalized": 1 / 8,
         "elided": 1 / 8,
+        "elided_risky": 0.0,
         "fail": 2 / 8,
         "unresolved": 1 / 8,
     }
     assert sum(by_tier[t] for t in ("exact", "normalized", "elided")) == 5 / 8
+
+
+def test_a_risky_elision_is_a_tier_of_its_own_and_not_compliant() -> None:
+    # The verbatim check assigns it; the metrics once rejected it as unknown.
+    tiers: list[Tier] = ["exact", "elided_risky"]
+    assert verbatim_compliance_rate(tiers) == 0.5
+    assert verbatim_compliance_by_tier(tiers)["elided_risky"] == 0.5
 
 
 def test_paper_gpt_4_1_mini_row() -> None:

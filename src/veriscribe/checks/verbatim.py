@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from veriscribe.checks.quote_forms import (
     JUNCTION_MARK,
@@ -87,6 +86,7 @@ from veriscribe.checks.quote_forms import (
     visible,
 )
 from veriscribe.checks.sentences import has_sentence_end, sentence_span
+from veriscribe.results import COMPLIANT_TIERS, Tier
 
 __all__ = [
     "COMPLIANT_TIERS",
@@ -109,10 +109,6 @@ __all__ = [
     "normalize_with_offsets",
     "sentence_span",
 ]
-Tier = Literal["exact", "normalized", "elided", "elided_risky", "fail", "unresolved"]
-
-COMPLIANT_TIERS: frozenset[str] = frozenset({"exact", "normalized", "elided"})
-
 MIN_FRAGMENT_CHARS = 10
 """Elided fragments shorter than this (after normalization) are not matched."""
 

@@ -24,7 +24,6 @@ from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 
-VERDICTS = ("fully_supported", "partially_supported", "not_supported", "contradicted")
 _EXPECTED = {
     "supported": "fully_supported",
     "not_supported": "not_supported",

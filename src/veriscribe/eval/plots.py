@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscribe.errors import InputError
+from veriscribe.results import COMPLIANT_TIERS
 
 __all__ = ["abstract_metrics_plot", "label_plot", "qa_funnel_plot", "retrieval_plot"]
 
@@ -275,10 +276,7 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
     names = list(tiers)
     counts = [tiers[t]["count"] for t in names]
     total = report["citations"]
-    colours = [
-        "#2ca02c" if t in ("exact", "normalized", "elided") else "#d62728"
-        for t in names
-    ]
+    colours = ["#2ca02c" if t in COMPLIANT_TIERS else "#d62728" for t in names]
     right.bar(names, [100 * c / total if total else 0.0 for c in counts], color=colours)
     for index, count in enumerate(counts):
         share = 100 * count / total if total else 0.0

@@ -24,12 +24,11 @@ from veriscribe.checks.verbatim import is_compliant
 from veriscribe.errors import InputError
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
 from veriscribe.metrics.qa import ClaimFunnel
+from veriscribe.results import TIERS, VERDICTS
 
 __all__ = ["eval_qa", "read_results"]
 
 WINDOWS = tuple(range(6))
-TIERS = ("exact", "normalized", "elided", "elided_risky", "fail", "unresolved")
-VERDICTS = ("fully_supported", "partially_supported", "not_supported", "contradicted")
 _FUNNEL_KEYS = frozenset(ClaimFunnel.__dataclass_fields__)
 
 

@@ -22,6 +22,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.judge import decide
 from veriscribe.nodes.qa.state import QAOptions
+from veriscribe.results import LENIENT_VERDICTS
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
@@ -45,8 +46,6 @@ CALIBRATION_SENTENCES = 5
 CALIBRATION_FLOOR = 0.8
 """Below this share of self-supported sentences, the support figures are flagged."""
 
-_LENIENT = ("fully_supported", "partially_supported")
-
 
 @dataclass(frozen=True)
 class ArticleSupport:
@@ -63,7 +62,8 @@ class ArticleSupport:
         total = len(self.sentences)
         return {
             "claim_support": sum(v == "fully_supported" for v in self.verdicts) / total,
-            "claim_support_lenient": sum(v in _LENIENT for v in self.verdicts) / total,
+            "claim_support_lenient": sum(v in LENIENT_VERDICTS for v in self.verdicts)
+            / total,
         }
 
     def counts(self) -> dict[str, int]:

@@ -28,7 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal, get_args
+
+from veriscribe.results import (
+    COMPLIANT_TIERS,
+    LENIENT_VERDICTS,
+    TIERS,
+    VERDICTS,
+    Tier,
+    Verdict,
+)
 
 __all__ = [
     "COMPLIANT_TIERS",
@@ -44,21 +52,6 @@ __all__ = [
     "verbatim_compliance_by_tier",
     "verbatim_compliance_rate",
 ]
-
-Verdict = Literal[
-    "fully_supported", "partially_supported", "not_supported", "contradicted"
-]
-"""The support judge's verdict on a claim given its quotes."""
-
-Tier = Literal["exact", "normalized", "elided", "fail", "unresolved"]
-"""How a quote matched its cited section; the first three are compliant."""
-
-COMPLIANT_TIERS: frozenset[Tier] = frozenset({"exact", "normalized", "elided"})
-"""The tiers that count as verbatim compliant."""
-
-_VERDICTS: frozenset[str] = frozenset(get_args(Verdict))
-_TIERS: tuple[Tier, ...] = get_args(Tier)
-_LENIENT: frozenset[str] = frozenset({"fully_supported", "partially_supported"})
 
 
 @dataclass(frozen=True)
@@ -81,7 +74,7 @@ class ClaimRecord:
     """A recovery quote for the unsupported part passed the verbatim check."""
 
     def __post_init__(self) -> None:
-        if self.verdict is not None and self.verdict not in _VERDICTS:
+        if self.verdict is not None and self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
         if self.verbatim_ok and not self.covered:
             raise ValueError("a claim cannot have a verbatim quote without a citation")
@@ -93,7 +86,7 @@ class ClaimRecord:
     @property
     def lenient(self) -> bool:
         """Whether the compliant quotes support the claim at least partially."""
-        return self.verdict in _LENIENT
+        return self.verdict in LENIENT_VERDICTS
 
     @property
     def strict(self) -> bool:
@@ -166,11 +159,11 @@ def verbatim_compliance_by_tier(tiers: Sequence[Tier]) -> dict[str, float]:
         tiers: The tier of every citation the answers emitted.
 
     Returns:
-        One share per tier (``exact``, ``normalized``, ``elided``, ``fail``,
-        ``unresolved``); the first three add up to the VCR.
+        One share per tier (``exact``, ``normalized``, ``elided``, ``elided_risky``,
+        ``fail``, ``unresolved``); the first three add up to the VCR.
     """
     _check_tiers(tiers)
-    return {tier: _rate(sum(t == tier for t in tiers), len(tiers)) for tier in _TIERS}
+    return {tier: _rate(sum(t == tier for t in tiers), len(tiers)) for tier in TIERS}
 
 
 def claim_support_rate(
@@ -234,6 +227,6 @@ def _rate(numerator: int, denominator: int) -> float:
 
 
 def _check_tiers(tiers: Sequence[str]) -> None:
-    unknown = set(tiers) - set(_TIERS)
+    unknown = set(tiers) - set(TIERS)
     if unknown:
         raise ValueError(f"unknown verbatim tiers: {sorted(unknown)}")

@@ -52,6 +52,7 @@ from veriscribe.nodes.qa.state import (
     Ruling,
 )
 from veriscribe.prompts import load_prompt
+from veriscribe.results import VERDICTS, ClaimStatus, Shortfall, Verdict
 
 JUDGE_TOKENS = 48
 
@@ -93,20 +94,10 @@ def thresholds_for(label: str, options: QAOptions) -> Thresholds:
 
 
 # From most to least supportive: a surviving tie goes to the later one.
-VERDICT_ORDER = (
-    "fully_supported",
-    "partially_supported",
-    "not_supported",
-    "contradicted",
-)
-
-
 class JudgeReply(BaseModel):
     """One sampled judgement."""
 
-    verdict: Literal[
-        "fully_supported", "partially_supported", "not_supported", "contradicted"
-    ]
+    verdict: Verdict
     shortfall: Literal[
         "none",
         "unsupported_addition",
@@ -116,7 +107,7 @@ class JudgeReply(BaseModel):
     ] = "none"
 
 
-def leader(votes: Sequence[str]) -> str | None:
+def leader(votes: Sequence[Verdict]) -> Verdict | None:
     """Return the verdict with strictly the most votes, or None on a tie."""
     if not votes:
         return None
@@ -126,17 +117,17 @@ def leader(votes: Sequence[str]) -> str | None:
     return ranked[0][0]
 
 
-def tie_break(votes: Sequence[str]) -> str:
+def tie_break(votes: Sequence[Verdict]) -> Verdict:
     """Return the least supportive of the verdicts tied for the most votes."""
     counts = Counter(votes)
     top = max(counts.values())
-    tied = [v for v in VERDICT_ORDER if counts.get(v) == top]
+    tied = [v for v in VERDICTS if counts.get(v) == top]
     return tied[-1]
 
 
-def majority_shortfall(replies: Sequence[JudgeReply]) -> str | None:
+def majority_shortfall(replies: Sequence[JudgeReply]) -> Shortfall | None:
     """Return the most frequent shortfall among partial verdicts (None if none named)."""
-    named = [
+    named: list[Shortfall] = [
         r.shortfall
         for r in replies
         if r.verdict == "partially_supported" and r.shortfall != "none"
@@ -196,9 +187,13 @@ async def scored_verdict(
         # A restated clause may leave out what the rest of its sentence says.
         reason = certification_guard(claim, source)
         if reason is not None:
-            verdict = "not_supported"
             return _found(
-                verdict, [verdict], None, "lexical", None, f"not certified: {reason}"
+                "not_supported",
+                ["not_supported"],
+                None,
+                "lexical",
+                None,
+                f"not certified: {reason}",
             )
     if restated is not None:
         return _found(restated, [restated], None, "lexical", None, "")
@@ -221,6 +216,7 @@ async def scored_verdict(
     score = round(reply.value.get("yes", 0.0), 4)
     cut = thresholds_for(llm.label, options)
     note = ""
+    verdict: Verdict
     if cut.supported is not None and score >= cut.supported:
         verdict = "fully_supported"
         reason = certification_guard(claim, source)
@@ -237,16 +233,16 @@ async def scored_verdict(
 
 
 def _found(
-    verdict: str | None,
-    votes: list[str],
-    shortfall: str | None,
+    verdict: Verdict | None,
+    votes: Sequence[str],
+    shortfall: Shortfall | None,
     method: str,
     score: float | None,
     note: str,
 ) -> Ruling:
     return Ruling(
         verdict=verdict,
-        votes=votes,
+        votes=list(votes),
         shortfall=shortfall,
         method=method,
         score=score,
@@ -283,12 +279,12 @@ async def sampled_verdict(
             replies.append(reply.value)
         except StructuredOutputError as exc:
             failures.append(str(exc))
-        votes = [str(r.verdict) for r in replies]
+        votes = [r.verdict for r in replies]
         if sample >= options.samples and (not votes or leader(votes) is not None):
             break
-    votes = [str(r.verdict) for r in replies]
+    votes = [r.verdict for r in replies]
     note = ""
-    verdict: str | None
+    verdict: Verdict | None
     if not votes:
         verdict = None
         note = f"the judge gave no usable verdict ({failures[0] if failures else ''})"
@@ -336,7 +332,7 @@ def merge_judgements(
     return merged
 
 
-STATUS_OF_VERDICT = {
+STATUS_OF_VERDICT: dict[str, ClaimStatus] = {
     "fully_supported": "certified",
     "partially_supported": "partial",
     "not_supported": "unsupported",

@@ -10,7 +10,7 @@ judged: ``--no-judge``, or the judge gave no usable verdict).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from veriscribe.checks.markers import (
@@ -20,7 +20,7 @@ from veriscribe.checks.markers import (
     coverage_by_window,
 )
 from veriscribe.checks.verbatim import is_compliant
-from veriscribe.metrics.qa import ClaimRecord, Verdict, claim_funnel
+from veriscribe.metrics.qa import ClaimRecord, claim_funnel
 from veriscribe.nodes.qa.answer import plain_answer
 from veriscribe.nodes.qa.state import (
     Citation,
@@ -30,10 +30,9 @@ from veriscribe.nodes.qa.state import (
     Turn,
 )
 from veriscribe.prompts import load_prompt
+from veriscribe.results import COMPLIANT_TIERS, TIERS, ClaimStatus
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
-
-TIERS = ("exact", "normalized", "elided", "elided_risky", "fail", "unresolved")
 
 
 def merge_recoveries(
@@ -48,7 +47,9 @@ def merge_recoveries(
             merged.append(claim)
             continue
         note = "; ".join(n for n in (claim["note"], found["note"]) if n)
-        status = "recovered" if found["recovered"] is not None else "partial"
+        status: ClaimStatus = (
+            "recovered" if found["recovered"] is not None else "partial"
+        )
         merged.append(
             ClaimInfo(
                 **{
@@ -86,10 +87,10 @@ def render_numbers(answer: str, numbers: dict[int, int]) -> str:
     return _SPACED_MARKER.sub(swap, answer)
 
 
-def claim_record(claim: ClaimInfo, tiers: dict[int, str]) -> ClaimRecord:
+def claim_record(claim: ClaimInfo, tiers: Mapping[int, str]) -> ClaimRecord:
     """Return the funnel record of a claim."""
     verbatim = any(is_compliant(tiers[i]) for i in claim["citations"])
-    verdict: Verdict | None = claim["verdict"] if verbatim else None  # type: ignore[assignment]
+    verdict = claim["verdict"] if verbatim else None
     return ClaimRecord(
         covered=bool(claim["citations"]),
         verbatim_ok=verbatim,
@@ -121,7 +122,7 @@ def metrics(
         is_claim=flags,
     )
     tier_counts = {tier: sum(c["tier"] == tier for c in citations) for tier in TIERS}
-    compliant = sum(tier_counts[t] for t in ("exact", "normalized", "elided"))
+    compliant = sum(tier_counts[t] for t in COMPLIANT_TIERS)
 
     def rate(numerator: int, denominator: int) -> float | None:
         return round(numerator / denominator, 4) if denominator else None

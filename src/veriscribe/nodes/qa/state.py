@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
 from veriscribe.errors import ConfigError
 from veriscribe.llm.client import LLM
+from veriscribe.results import ClaimStatus, Shortfall, Tier, Verdict
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow
@@ -29,15 +30,6 @@ CiteBy = Literal["quote", "id"]
 Wording = Literal["source", "own"]
 JudgeMethod = Literal["scored", "sampled"]
 Mode = Literal["ask", "verify"]
-Verdict = Literal[
-    "fully_supported", "partially_supported", "not_supported", "contradicted"
-]
-Shortfall = Literal[
-    "unsupported_addition", "strength_inflation", "scope_inflation", "causal_upgrade"
-]
-Status = Literal[
-    "certified", "recovered", "partial", "unsupported", "uncited", "unjudged"
-]
 
 NOT_FOUND_ANSWER = (
     "Not found in the loaded guidelines: none of the sections read addresses this "
@@ -214,7 +206,8 @@ class Citation(TypedDict):
     section_id: str
     quote: str
     offset: int
-    tier: str
+    tier: Tier | Literal["unchecked"]
+    """``unchecked`` until the verbatim check has run."""
     span: list[int] | None
     note: str
     source: str
@@ -228,7 +221,7 @@ class Recovery(TypedDict):
     doc_id: str
     section_id: str
     quote: str
-    tier: str
+    tier: Tier
 
 
 class ClaimInfo(TypedDict):
@@ -237,10 +230,10 @@ class ClaimInfo(TypedDict):
     sentence: int
     text: str
     citations: list[int]
-    status: str
-    verdict: str | None
+    status: ClaimStatus
+    verdict: Verdict | None
     votes: list[str]
-    shortfall: str | None
+    shortfall: Shortfall | None
     recovered: Recovery | None
     judged_by: str | None
     score: float | None
@@ -250,9 +243,9 @@ class ClaimInfo(TypedDict):
 class Ruling(TypedDict):
     """The support judge's ruling on one claim."""
 
-    verdict: str | None
+    verdict: Verdict | None
     votes: list[str]
-    shortfall: str | None
+    shortfall: Shortfall | None
     method: str
     """``lexical`` (no model call), ``model`` (scored yes/no) or ``sampled``."""
     score: float | None

@@ -22,6 +22,7 @@ from veriscribe.nodes.qa.state import (
     QAState,
     SentenceInfo,
 )
+from veriscribe.results import ClaimStatus
 from veriscribe.store.corpora import SectionRow
 
 
@@ -70,6 +71,7 @@ def claims_of(
     """Return one record per claim sentence with the status the checks so far give."""
     tiers = {c["index"]: c["tier"] for c in citations}
     claims = []
+    status: ClaimStatus
     for index, (sentence, cited) in enumerate(zip(sentences, credits, strict=True)):
         if not sentence["claim"]:
             continue
