@@ -1,14 +1,16 @@
-"""The vocabularies of checked answers, defined once: quote tiers, verdicts, statuses.
+"""What veriscribe returns: abstracts, checked answers, and their vocabularies.
 
-Every layer reads these names from here (the checks that assign them, the metrics that
-count them, the nodes, the evaluation, the terminal), so a tier or verdict cannot mean
-one thing in one place and another elsewhere. This module imports nothing of
-veriscribe.
+The result models are the ``--json`` output of the commands, field for field; the
+vocabularies (quote tiers, verdicts, claim statuses) are defined here once, and every
+layer reads them from here: the checks that assign them, the metrics that count them,
+the nodes, the evaluation, the terminal. This module imports nothing of veriscribe.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict
 
 Tier = Literal["exact", "normalized", "elided", "elided_risky", "fail", "unresolved"]
 """How a quote matched its cited section (see :mod:`veriscribe.checks.verbatim`)."""
@@ -45,3 +47,207 @@ ClaimStatus = Literal[
 supported by the quoted source."""
 
 CLAIM_STATUSES: Final[tuple[ClaimStatus, ...]] = get_args(ClaimStatus)
+
+FacetStatus = Literal["ok", "empty", "failed", "lead300"]
+"""How a facet's summary came about: ``lead300`` is the fallback of the opening text."""
+
+
+class Result(BaseModel):
+    """A result: exactly the fields of its JSON, no others."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Usage(Result):
+    """Model calls and tokens; cached calls cost no tokens."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cached_calls: int = 0
+
+
+# ------------------------------------------------------------------------- abstracts
+
+
+class FacetOutcome(Result):
+    """One facet of an article: its paragraphs, summary and cost."""
+
+    name: str
+    paragraphs: list[int]
+    summary: str
+    status: FacetStatus
+    chunks: int
+    error: str | None
+    prompt_tokens: int
+    output_tokens: int
+    seconds: float
+
+
+class AbstractResult(Result):
+    """An article's abstract, with everything that went into it."""
+
+    id: str
+    source: str
+    title: str
+    abstract: str
+    reference: str | None
+    facets: list[FacetOutcome]
+    fallbacks: list[str]
+    """The fallbacks taken, each ``kind: reason``."""
+    refined: bool
+    draft: str
+    labels: list[str]
+    """Each paragraph's facet, in order."""
+    label_source: str
+    model: str
+    prompt: str
+    prompt_ids: list[str]
+    split: str
+    lean: bool
+    entities: int
+    copy_limit: int
+    paragraph_count: int
+    usage: Usage
+    thread_id: str
+    resumed_from_checkpoint: bool
+    """The article's thread had finished before: nothing ran again."""
+    seconds: float
+
+
+class BatchLine(AbstractResult):
+    """A line of a batch's results file for an article that has its abstract."""
+
+    attempts: int
+    run_id: str
+
+
+class FailedLine(Result):
+    """A line of a results file for an article that failed: ``error``, no abstract."""
+
+    id: str
+    source: str
+    title: str
+    error: str
+    reference: str | None
+    facets: list[FacetOutcome]
+    fallbacks: list[str]
+    model: str
+    prompt: str
+    split: str | None
+    usage: Usage
+    seconds: float
+    attempts: int
+    run_id: str
+
+
+# ---------------------------------------------------------------------------- answers
+
+
+class ClaimCitation(Result):
+    """A citation as shown under the claim it supports."""
+
+    n: int
+    doc_id: str
+    section_id: str
+    quote: str
+    tier: Tier | Literal["unchecked"]
+    source: str
+    """The passage of the section the quote spans, widened to whole sentences."""
+
+
+class Citation(ClaimCitation):
+    """A citation of the answer, with where its quote matched."""
+
+    span: list[int] | None
+    note: str
+
+
+class RecoveredFrom(Result):
+    """Where recovery found the evidence a claim's own quotes lacked."""
+
+    doc_id: str
+    section_id: str
+    tier: Tier
+
+
+class Claim(Result):
+    """A claim of an answer and what the checks found: its badge is ``status``."""
+
+    text: str
+    status: ClaimStatus
+    verdict: Verdict | None
+    votes: list[str]
+    shortfall: Shortfall | None
+    judged_by: str | None
+    """``lexical``, ``model`` or ``sampled``; None when no judge ran."""
+    score: float | None
+    citations: list[ClaimCitation]
+    recovered_quote: str | None
+    recovered_from: RecoveredFrom | None
+    note: str
+
+
+class Retrieval(Result):
+    """How the sections read were chosen."""
+
+    method: str
+    candidates: int
+    notes: list[str]
+
+
+class AnswerOptions(Result):
+    """The options an answer was made and checked with."""
+
+    retriever: str
+    k: int
+    window: int
+    judge: bool
+    all_claims: bool
+    samples: int
+    citations: str
+    cite_by: str
+    wording: str
+    judge_method: str
+
+
+class CheckedAnswer(Result):
+    """An answer checked claim by claim (``ask`` and ``verify``)."""
+
+    question: str
+    answer: str
+    """The answer with its ``{{cite:doc:section|quote}}`` markers."""
+    answer_numbered: str
+    """The answer with numbered references ``[n]`` in place of the markers."""
+    not_found: bool
+    error: str | None
+    """Why no answer could be made (the model failed); None otherwise."""
+    claims: list[Claim]
+    citations: list[Citation]
+    not_checked: list[str]
+    """Sentences the claim filter judged not to be claims."""
+    checked_claims: int
+    read_set: list[str]
+    retrieval: Retrieval
+    funnel: dict[str, int]
+    metrics: dict[str, Any]
+    sentences: int
+    notes: list[str]
+    prompt_ids: list[str]
+    thread_id: str
+    reused: bool
+    usage: Usage
+    seconds: float
+    corpus: str
+    model: str | None
+    options: AnswerOptions
+
+
+class QuestionSetAnswer(CheckedAnswer):
+    """A line of ``ask --questions`` output: the answer to one question of the set."""
+
+    id: str
+    gold_section: str
+    """The section that holds the answer (``doc:section``, or a section id)."""
+    gold_read: bool
+    """Whether the gold section was among the sections read."""
