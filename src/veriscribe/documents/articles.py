@@ -600,24 +600,37 @@ def _pack(sentences: Sequence[str]) -> list[str]:
     return packed
 
 
-def _pubmed_paragraphs(item: Mapping[str, Any]) -> list[Paragraph]:
+def _named_sections(item: Mapping[str, Any]) -> list[tuple[int, str, Any]]:
+    """Return each of ``sections`` with its index and title (from ``section_names``).
+
+    The layouts with these two lists (PubMed, PMC MAD) name section ``i`` by the
+    ``i``-th name; an item without sections gives an empty list.
+    """
     sections = item.get("sections")
     names = item.get("section_names") or []
     if not isinstance(names, list):
         raise _BadItem("section_names is not a list")
-    paragraphs: list[Paragraph] = []
-    if isinstance(sections, list) and sections:
-        for index, section in enumerate(sections):
-            sentences = _strings(section, f"sections[{index}]")
-            name = names[index] if index < len(names) else ""
-            title = _collapse(name) if isinstance(name, str) else ""
-            if title and _is_back_matter(title):
-                continue
-            path = (title,) if title else ()
-            paragraphs.extend(Paragraph(title, t, path) for t in _pack(sentences))
-    else:
+    if not (isinstance(sections, list) and sections):
+        return []
+    named = []
+    for index, section in enumerate(sections):
+        name = names[index] if index < len(names) else ""
+        named.append((index, _collapse(name) if isinstance(name, str) else "", section))
+    return named
+
+
+def _pubmed_paragraphs(item: Mapping[str, Any]) -> list[Paragraph]:
+    named = _named_sections(item)
+    if not named:
         sentences = _strings(item.get("article_text", []), "article_text")
-        paragraphs.extend(Paragraph("", t) for t in _pack(sentences))
+        return [Paragraph("", t) for t in _pack(sentences)]
+    paragraphs: list[Paragraph] = []
+    for index, title, section in named:
+        sentences = _strings(section, f"sections[{index}]")
+        if title and _is_back_matter(title):
+            continue
+        path = (title,) if title else ()
+        paragraphs.extend(Paragraph(title, t, path) for t in _pack(sentences))
     return paragraphs
 
 
@@ -688,30 +701,24 @@ def _heading_section_paragraphs(sections: list[dict[str, Any]]) -> list[Paragrap
 
 
 def _pmc_mad_paragraphs(item: Mapping[str, Any]) -> list[Paragraph]:
-    sections = item.get("sections")
-    names = item.get("section_names") or []
-    if not isinstance(names, list):
-        raise _BadItem("section_names is not a list")
-    paragraphs: list[Paragraph] = []
-    if isinstance(sections, list) and sections:
-        for index, section in enumerate(sections):
-            name = names[index] if index < len(names) else ""
-            title = _collapse(name) if isinstance(name, str) else ""
-            if isinstance(section, str):
-                paragraphs.extend(_section_paragraphs(title, section))
-            elif not (title and _is_back_matter(title)):
-                blocks = _strings(section, f"sections[{index}]")
-                path = (title,) if title else ()
-                paragraphs.extend(
-                    Paragraph(title, t, path) for t in map(_collapse, blocks) if t
-                )
-    else:
+    named = _named_sections(item)
+    if not named:
         full_text = item.get("full_text")
         if isinstance(full_text, list):
             full_text = "\n\n".join(_strings(full_text, "full_text"))
         if not isinstance(full_text, str):
             raise _BadItem("neither sections nor full_text holds text")
-        paragraphs.extend(_section_paragraphs("", full_text))
+        return _section_paragraphs("", full_text)
+    paragraphs: list[Paragraph] = []
+    for index, title, section in named:
+        if isinstance(section, str):
+            paragraphs.extend(_section_paragraphs(title, section))
+        elif not (title and _is_back_matter(title)):
+            blocks = _strings(section, f"sections[{index}]")
+            path = (title,) if title else ()
+            paragraphs.extend(
+                Paragraph(title, t, path) for t in map(_collapse, blocks) if t
+            )
     return paragraphs
 
 

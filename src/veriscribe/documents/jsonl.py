@@ -22,4 +22,4 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not JSON ({exc})") from exc
+            raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from exc

@@ -16,6 +16,7 @@ from veriscribe.documents.articles import (
     expand_inputs,
     read_articles,
 )
+from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
 from veriscribe.eval.support import (
     CALIBRATION_FLOOR,
@@ -227,13 +228,9 @@ class References:
         return self._mode
 
     def _read_list(self, path: Path) -> None:
-        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-            if not line.strip():
+        for _, entry in json_lines(path):
+            if not isinstance(entry, dict):
                 continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from exc
             abstract = entry.get("abstract") or entry.get("reference")
             if not isinstance(abstract, str) or not abstract.strip():
                 continue

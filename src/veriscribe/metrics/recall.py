@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veriscribe.text.entities import abbreviations, key_phrases
+from veriscribe.text.entities import abbreviations, fold_plural, key_phrases
 
 __all__ = [
     "KEYPHRASES",
@@ -52,18 +52,9 @@ MAX_ALIAS_WORDS = 6
 _WORD = re.compile(r"[^\W_]+")
 
 
-def _fold(word: str) -> str:
-    """Fold a plural onto its singular, as the key-phrase extractor does."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def _words(text: str) -> list[str]:
     normal = unicodedata.normalize("NFKC", text).lower()
-    return [_fold(word) for word in _WORD.findall(normal)]
+    return [fold_plural(word) for word in _WORD.findall(normal)]
 
 
 def _expand(text: str, expansions: Mapping[str, str]) -> str:

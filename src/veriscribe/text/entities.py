@@ -177,7 +177,7 @@ def _is_adverb(word: str) -> bool:
     )
 
 
-def _stem(word: str) -> str:
+def fold_plural(word: str) -> str:
     """Fold a plural onto its singular, so "domain" and "domains" are one node."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
@@ -222,11 +222,11 @@ def _words(doc: Doc, expansions: Mapping[str, str]) -> list[list[_Word]]:
             )
             if text in expansions:
                 long_words = expansions[text].lower().split()
-                keys = tuple(_stem(w) for w in long_words if w not in STOP)
+                keys = tuple(fold_plural(w) for w in long_words if w not in STOP)
             else:
-                keys = (_stem(lower),)
+                keys = (fold_plural(lower),)
             end = last.idx + len(last.text)
-            words.append(_Word(first.idx, end, keys or (_stem(lower),), content))
+            words.append(_Word(first.idx, end, keys or (fold_plural(lower),), content))
             index += 1
         sentences.append(words)
     return sentences
@@ -377,7 +377,7 @@ def key_phrases(text: str, n: int) -> list[str]:
     covered: set[str] = set()
     for _, _, surface in ranked:
         phrase = _expand(surface, expansions)
-        words = {_stem(w) for w in phrase.lower().split()}
+        words = {fold_plural(w) for w in phrase.lower().split()}
         if len(words & covered) * 2 >= len(words):
             continue
         chosen.append(phrase)
