@@ -1,0 +1,1 @@
+"""The deterministic checks of an answer: markers, sentences, verbatim quotes, lexical support."""

@@ -1,0 +1,1 @@
+"""Chat models behind one client: embedded llama.cpp, Ollama, OpenAI-compatible, simulated."""

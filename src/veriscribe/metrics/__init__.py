@@ -1,0 +1,1 @@
+"""Measures of text and answers: novelty, fragments, ROUGE, recall, QA rates, bootstrap."""

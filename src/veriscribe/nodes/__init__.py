@@ -1,0 +1,1 @@
+"""The graphs' nodes: thin LangGraph adapters over the algorithms, checks and models."""

@@ -1,0 +1,1 @@
+"""Section retrieval indexes: BM25 and dense sentence embeddings."""

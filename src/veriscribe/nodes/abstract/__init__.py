@@ -1,0 +1,1 @@
+"""The nodes of the abstract graph: divide, summarise each facet, fall back, refine."""

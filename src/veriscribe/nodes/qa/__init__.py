@@ -1,0 +1,1 @@
+"""The nodes of the cited-QA graph: retrieve, answer, claims, verify, judge, recover, present."""
