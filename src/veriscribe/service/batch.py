@@ -62,6 +62,7 @@ from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_i
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.service.endpoint_usage import endpoint_usage
 from veriscribe.settings import Settings
+from veriscribe.store import calls
 from veriscribe.store.articles import get_article, put_articles
 from veriscribe.store.db import Store
 from veriscribe.store.output import ResultsFile, SyncReport
@@ -897,7 +898,7 @@ async def run_summary(
         "remaining": counts.remaining,
         "seconds": round(sum(s.seconds for s in sessions), 3),
         "sessions": [dataclasses.asdict(s) for s in sessions],
-        "call_log": await store.call_counts(run_id),
+        "call_log": await calls.call_counts(store, run_id),
         "endpoints": await endpoint_usage(store, run_id),
         "failures": [
             {
