@@ -25,10 +25,11 @@ from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.service.corpora import add_corpus
 from veriscribe.settings import Settings
 from veriscribe.store import calls, corpora
+from veriscribe.store import runs as runs_db
 from veriscribe.store.articles import get_article, put_article, put_articles
 from veriscribe.store.calls import CachedResponse
 from veriscribe.store.db import Store
-from veriscribe.store.runs import NewItem, Outcome, SqliteRunStore
+from veriscribe.store.runs import NewItem, Outcome
 
 _STRAYS: list[str] = []
 _MADE: list[int] = []
@@ -126,15 +127,16 @@ async def test_every_cursor_is_closed_on_the_connection_thread(
         key = await put_article(store, article)
         assert (await get_article(store, key)).title == "T"
         await put_articles(store, [article])
-        runs = SqliteRunStore(store)
-        await runs.ensure_run("r", "abstract", {})
-        await runs.put_items("r", [NewItem("i", 0, "i", "a1", key)])
-        (claim,) = await runs.claim("r", "w", 1)
-        await runs.heartbeat("r", "w")
-        assert await runs.finish("r", "w", claim.item_id, Outcome("done", "{}", 0.1))
-        await runs.reclaim("r", 60.0)
-        await runs.release("r", "w")
-        await runs.counts("r")
+        await runs_db.ensure_run(store, "r", "abstract", {})
+        await runs_db.put_items(store, "r", [NewItem("i", 0, "i", "a1", key)])
+        (claim,) = await runs_db.claim(store, "r", "w", 1)
+        await runs_db.heartbeat(store, "r", "w")
+        assert await runs_db.finish(
+            store, "r", "w", claim.item_id, Outcome("done", "{}", 0.1)
+        )
+        await runs_db.reclaim(store, "r", 60.0)
+        await runs_db.release(store, "r", "w")
+        await runs_db.counts(store, "r")
     assert len(_MADE) > 100  # the tracking connection was the one in use
     assert tracked == []
 
