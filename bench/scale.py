@@ -73,8 +73,8 @@ from veriscribe.llm.fake_server import FakeServer  # noqa: E402
 from veriscribe.llm.spec import parse_spec  # noqa: E402
 from veriscribe.service.batch import BatchRunner, RunConfig  # noqa: E402
 from veriscribe.settings import Settings  # noqa: E402
+from veriscribe.store import runs  # noqa: E402
 from veriscribe.store.db import Store  # noqa: E402
-from veriscribe.store.runs import open_run_store  # noqa: E402
 
 RUN = "scale"
 MODEL = "openai:fake"
@@ -114,18 +114,17 @@ async def register(dsn: str, dataset: Path, out: Path, per_server: int) -> int:
     """Register the run's articles in the database; return how many there are."""
     config = RunConfig(MODEL, AbstractOptions(), [str(dataset)], str(out), per_server)
     async with await Store.open(dsn) as store:
-        runs = open_run_store(store)
-        await runs.ensure_run(RUN, "abstract", config.as_dict())
+        await runs.ensure_run(store, RUN, "abstract", config.as_dict())
         llm = make_llm(parse_spec("sim"), Settings(db=dsn), store)
-        await BatchRunner(store, runs, llm, RUN, config).register()
-        counts = await runs.counts(RUN)
+        await BatchRunner(store, llm, RUN, config).register()
+        counts = await runs.counts(store, RUN)
     return counts.total
 
 
 async def measure(dsn: str) -> tuple[int, int, int, float, int, int]:
     """Return done, failed, total, the working window, model calls, checkpoint bytes."""
     async with await Store.open(dsn) as store:
-        counts = await open_run_store(store).counts(RUN)
+        counts = await runs.counts(store, RUN)
         row = await store.fetchone(
             "SELECT MAX(finished_at) - MIN(claimed_at) FROM run_items WHERE run_id = ?",
             (RUN,),

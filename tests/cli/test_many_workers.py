@@ -20,8 +20,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from veriscribe.cli.app import app
+from veriscribe.store import runs
 from veriscribe.store.db import Store
-from veriscribe.store.runs import open_run_store
 
 RUN = "shared-run"
 LEASE_S = 3.0
@@ -159,10 +159,9 @@ async def _share_and_kill(
     sources = [r["source"] for r in results]
     assert len(sources) == len(set(sources)) == total  # every article exactly once
     async with await Store.open(dsn) as store:
-        runs = open_run_store(store)
-        counts = await runs.counts(RUN)
-        items = {i.item_id: i for i in await runs.items(RUN)}
-        sessions = await runs.sessions(RUN)
+        counts = await runs.counts(store, RUN)
+        items = {i.item_id: i for i in await runs.items(store, RUN)}
+        sessions = await runs.sessions(store, RUN)
     assert (counts.total, counts.remaining) == (total, 0)
     assert counts.done + counts.failed == total
     assert set(sources) == set(items)
@@ -201,10 +200,9 @@ def test_a_worker_finishes_a_run_without_its_inputs(
 
         config = RunConfig("sim", AbstractOptions(), [str(copy)], str(out), 2)
         async with await Store.open(db_target) as store:
-            runs = open_run_store(store)
-            await runs.ensure_run(RUN, "abstract", config.as_dict())
+            await runs.ensure_run(store, RUN, "abstract", config.as_dict())
             llm = make_llm(parse_spec("sim"), Settings(), store)
-            await BatchRunner(store, runs, llm, RUN, config).register()
+            await BatchRunner(store, llm, RUN, config).register()
 
     asyncio.run(register())
     copy.unlink()

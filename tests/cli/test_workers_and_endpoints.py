@@ -28,8 +28,8 @@ from veriscribe.llm.fake_server import FakeServer
 from veriscribe.llm.spec import parse_spec
 from veriscribe.service.batch import BatchRunner, RunConfig
 from veriscribe.settings import Settings
+from veriscribe.store import runs
 from veriscribe.store.db import Store
-from veriscribe.store.runs import open_run_store
 
 pytestmark = pytest.mark.network_model
 
@@ -41,11 +41,10 @@ async def register(dsn: str, inputs: list[str], out: Path) -> int:
     """Register the run's articles, as `batch` does; return how many there are."""
     config = RunConfig("openai:fake", AbstractOptions(), inputs, str(out), PER_SERVER)
     async with await Store.open(dsn) as store:
-        runs = open_run_store(store)
-        await runs.ensure_run(RUN, "abstract", config.as_dict())
+        await runs.ensure_run(store, RUN, "abstract", config.as_dict())
         llm = make_llm(parse_spec("sim"), Settings(), store)
-        await BatchRunner(store, runs, llm, RUN, config).register()
-        return (await runs.counts(RUN)).total
+        await BatchRunner(store, llm, RUN, config).register()
+        return (await runs.counts(store, RUN)).total
 
 
 @pytest.fixture
@@ -118,9 +117,8 @@ async def test_a_dead_worker_and_a_dead_server_lose_no_article(
     bad = [r for r in results if not r.get("abstract") or r.get("error")]
     assert not bad, bad[:2]
     async with await Store.open(pg_dsn) as store:
-        runs = open_run_store(store)
-        counts = await runs.counts(RUN)
-        items = {i.item_id: i for i in await runs.items(RUN)}
+        counts = await runs.counts(store, RUN)
+        items = {i.item_id: i for i in await runs.items(store, RUN)}
     assert (counts.total, counts.done, counts.remaining) == (total, total, 0)
     for item_id in held:  # the dead worker's articles, finished by the others
         assert items[item_id].status == "done"

@@ -13,6 +13,7 @@ from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.service import batch as batch_module
 from veriscribe.service.batch import BatchProgress, default_run_id, run_batch
 from veriscribe.settings import Settings
+from veriscribe.store import calls
 from veriscribe.store.db import Store
 
 JATS = [
@@ -34,7 +35,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 async def call_log(db: str) -> dict[str, int]:
     async with await Store.open(db) as store:
-        return await store.call_counts()
+        return await calls.call_counts(store)
 
 
 @pytest.fixture

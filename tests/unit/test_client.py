@@ -11,6 +11,7 @@ from veriscribe.errors import (
     StructuredOutputError,
 )
 from veriscribe.llm.client import classify_backend_error
+from veriscribe.store import calls
 from veriscribe.store.db import Store
 
 
@@ -59,7 +60,7 @@ async def test_cache_and_call_log(default_db: str) -> None:
         assert first.value == second.value
         assert len(chat.calls) == 1
         assert second.usage.cached == 1 and second.usage.calls == 0
-        assert await store.call_counts() == {"ok": 1, "cached": 1}
+        assert await calls.call_counts(store) == {"ok": 1, "cached": 1}
 
 
 async def test_failed_output_is_not_cached(default_db: str) -> None:

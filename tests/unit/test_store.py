@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from veriscribe.errors import ConfigError
-from veriscribe.store import corpora
-from veriscribe.store.db import CachedResponse, Store
+from veriscribe.store import calls, corpora
+from veriscribe.store.calls import CachedResponse
+from veriscribe.store.db import Store
 from veriscribe.store.migrations import MIGRATIONS
 
 
@@ -35,12 +36,13 @@ async def test_stores_opened_together_migrate_once(db_target: str) -> None:
 
 async def test_the_call_log_and_cache_round_trip(db_target: str) -> None:
     async with await Store.open(db_target) as store:
-        await store.cache_put("k", CachedResponse("first", 1, 2))
-        await store.cache_put("k", CachedResponse("second", 3, 4))
-        assert await store.cache_get("k") == CachedResponse("second", 3, 4)
-        assert await store.cache_get("other") is None
+        await calls.cache_put(store, "k", CachedResponse("first", 1, 2))
+        await calls.cache_put(store, "k", CachedResponse("second", 3, 4))
+        assert await calls.cache_get(store, "k") == CachedResponse("second", 3, 4)
+        assert await calls.cache_get(store, "other") is None
         for outcome in ("ok", "ok", "cached"):
-            await store.log_call(
+            await calls.log_call(
+                store,
                 backend="sim",
                 model="m",
                 prompt_id="p",
@@ -50,14 +52,14 @@ async def test_the_call_log_and_cache_round_trip(db_target: str) -> None:
                 thread_id="t",
                 run_id="r",
             )
-        usage = await store.thread_usage("t", 0.0)
+        usage = await calls.thread_usage(store, "t", 0.0)
         assert usage == {
             "calls": 2,
             "prompt_tokens": 15,
             "output_tokens": 6,
             "cached_calls": 1,
         }
-        assert await store.call_counts("r") == {"ok": 2, "cached": 1}
+        assert await calls.call_counts(store, "r") == {"ok": 2, "cached": 1}
         (at,) = await store.fetchone("SELECT MAX(at) FROM llm_calls") or (0,)
         assert at > 1.7e9 and at != round(at)  # a full-precision timestamp
 

@@ -24,10 +24,12 @@ from veriscribe.documents.articles import Article, Paragraph
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.service.corpora import add_corpus
 from veriscribe.settings import Settings
-from veriscribe.store import corpora
+from veriscribe.store import calls, corpora
+from veriscribe.store import runs as runs_db
 from veriscribe.store.articles import get_article, put_article, put_articles
-from veriscribe.store.db import CachedResponse, Store
-from veriscribe.store.runs import NewItem, Outcome, SqliteRunStore
+from veriscribe.store.calls import CachedResponse
+from veriscribe.store.db import Store
+from veriscribe.store.runs import NewItem, Outcome
 
 _STRAYS: list[str] = []
 _MADE: list[int] = []
@@ -106,7 +108,9 @@ async def test_every_cursor_is_closed_on_the_connection_thread(
                 for s in pending
             ),
             *(
-                store.log_call(backend="sim", model="sim", prompt_id="p", outcome="ok")
+                calls.log_call(
+                    store, backend="sim", model="sim", prompt_id="p", outcome="ok"
+                )
                 for _ in pending
             ),
         )
@@ -116,22 +120,23 @@ async def test_every_cursor_is_closed_on_the_connection_thread(
         await corpora.list_corpora(store)
         await corpora.documents(store, "c")
         await corpora.corpus_version(store, "c")
-        await store.cache_put("k", CachedResponse("x", 1, 1))
-        assert await store.cache_get("k") == CachedResponse("x", 1, 1)
-        await store.thread_usage("t", 0.0)
-        await store.call_counts()
+        await calls.cache_put(store, "k", CachedResponse("x", 1, 1))
+        assert await calls.cache_get(store, "k") == CachedResponse("x", 1, 1)
+        await calls.thread_usage(store, "t", 0.0)
+        await calls.call_counts(store)
         key = await put_article(store, article)
         assert (await get_article(store, key)).title == "T"
         await put_articles(store, [article])
-        runs = SqliteRunStore(store)
-        await runs.ensure_run("r", "abstract", {})
-        await runs.put_items("r", [NewItem("i", 0, "i", "a1", key)])
-        (claim,) = await runs.claim("r", "w", 1)
-        await runs.heartbeat("r", "w")
-        assert await runs.finish("r", "w", claim.item_id, Outcome("done", "{}", 0.1))
-        await runs.reclaim("r", 60.0)
-        await runs.release("r", "w")
-        await runs.counts("r")
+        await runs_db.ensure_run(store, "r", "abstract", {})
+        await runs_db.put_items(store, "r", [NewItem("i", 0, "i", "a1", key)])
+        (claim,) = await runs_db.claim(store, "r", "w", 1)
+        await runs_db.heartbeat(store, "r", "w")
+        assert await runs_db.finish(
+            store, "r", "w", claim.item_id, Outcome("done", "{}", 0.1)
+        )
+        await runs_db.reclaim(store, "r", 60.0)
+        await runs_db.release(store, "r", "w")
+        await runs_db.counts(store, "r")
     assert len(_MADE) > 100  # the tracking connection was the one in use
     assert tracked == []
 
@@ -163,14 +168,14 @@ async def test_concurrent_summary_writers_share_one_store(
                         for s in (mine * 64)[:64]
                     ],
                 )
-                await store.log_call(
-                    backend="sim", model="sim", prompt_id="p", outcome="ok"
+                await calls.log_call(
+                    store, backend="sim", model="sim", prompt_id="p", outcome="ok"
                 )
                 await corpora.get_sections(store, "c", [s.key for s in mine[:2]])
 
         await asyncio.gather(*(writer(w) for w in range(writers)))
         assert {r.summary for r in await corpora.sections(store, "c")} == {"19"}
-        assert await store.call_counts() == {"ok": writers * 20}
+        assert await calls.call_counts(store) == {"ok": writers * 20}
 
 
 async def test_corpus_add_summarises_every_cpgqa_passage(
@@ -191,8 +196,8 @@ async def test_a_failed_transaction_takes_nothing_else_with_it(db_target: str) -
             raise RuntimeError("boom")
 
         async def log(i: int) -> None:
-            await store.log_call(
-                backend="sim", model="m", prompt_id=f"{i}", outcome="ok"
+            await calls.log_call(
+                store, backend="sim", model="m", prompt_id=f"{i}", outcome="ok"
             )
 
         results = await asyncio.gather(
@@ -203,7 +208,7 @@ async def test_a_failed_transaction_takes_nothing_else_with_it(db_target: str) -
         )
         assert [type(r) for r in results if r is not None] == [RuntimeError]
         assert not await corpora.corpus_exists(store, "gone")
-        assert await store.call_counts() == {"ok": 40}
+        assert await calls.call_counts(store) == {"ok": 40}
         # The connection is out of the failed transaction: a new one commits.
         await store.transaction(
             lambda tx: tx.execute("INSERT INTO corpora VALUES ('kept', 0, 0)")

@@ -19,6 +19,7 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe.llm.client import call_scope
+from veriscribe.store import calls
 from veriscribe.store.db import Store
 
 OnUpdate = Callable[[str, dict[str, Any]], None]
@@ -139,4 +140,4 @@ class GraphRunner:
 
     async def usage(self, run: ThreadRun) -> dict[str, int]:
         """Return the model calls (and cached answers) the run made, from the call log."""
-        return await self.store.thread_usage(run.thread_id, run.since)
+        return await calls.thread_usage(self.store, run.thread_id, run.since)

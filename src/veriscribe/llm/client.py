@@ -32,7 +32,9 @@ from veriscribe.llm.structured import (
 )
 from veriscribe.redaction import redact
 from veriscribe.settings import LLMSettings
-from veriscribe.store.db import CachedResponse, Store, cache_key
+from veriscribe.store import calls
+from veriscribe.store.calls import CachedResponse, cache_key
+from veriscribe.store.db import Store
 
 T = TypeVar("T", bound=BaseModel)
 V = TypeVar("V")
@@ -342,7 +344,8 @@ class LLM:
         key: str = "",
     ) -> None:
         if self.store is not None and self._caching():
-            await self.store.cache_put(
+            await calls.cache_put(
+                self.store,
                 key or self._key(messages, max_tokens, schema),
                 CachedResponse(raw, usage.prompt_tokens, usage.output_tokens),
             )
@@ -377,7 +380,7 @@ class LLM:
             else ""
         )
         if use_cache and self.store is not None:
-            hit = await self.store.cache_get(key)
+            hit = await calls.cache_get(self.store, key)
             if hit is not None:
                 await self._log(
                     prompt_id, hit.prompt_tokens, hit.output_tokens, 0.0, "cached"
@@ -505,7 +508,8 @@ class LLM:
         if self.store is None:
             return
         run_id, thread_id = call_scope.get()
-        await self.store.log_call(
+        await calls.log_call(
+            self.store,
             backend=self.spec.backend,
             model=self.model_name or self.spec.name,
             prompt_id=prompt_id,

@@ -62,6 +62,7 @@ from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_i
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.service.endpoint_usage import endpoint_usage
 from veriscribe.settings import Settings
+from veriscribe.store import calls, runs
 from veriscribe.store.articles import get_article, put_articles
 from veriscribe.store.db import Store
 from veriscribe.store.output import ResultsFile, SyncReport
@@ -71,10 +72,8 @@ from veriscribe.store.runs import (
     NewItem,
     Outcome,
     RunRecord,
-    RunStore,
     Session,
     new_worker_id,
-    open_run_store,
     worker_alive,
 )
 
@@ -285,7 +284,6 @@ class BatchRunner:
     def __init__(
         self,
         store: Store,
-        runs: RunStore,
         llm: LLM,
         run_id: str,
         config: RunConfig,
@@ -299,7 +297,6 @@ class BatchRunner:
         self.wait_s = min(WAIT_S, lease_s / 4)
         self.registers = True  # False: work on items registered by others only
         self.max_input_bytes = max_input_bytes
-        self.runs = runs
         self.llm = llm
         self.run_id = run_id
         self.config = config
@@ -342,7 +339,7 @@ class BatchRunner:
                         weight=weight,
                     )
                 )
-            await self.runs.put_items(self.run_id, items)
+            await runs.put_items(self.store, self.run_id, items)
             articles.clear()
             items.clear()
 
@@ -404,9 +401,9 @@ class BatchRunner:
         """
         try:
             scan = await asyncio.to_thread(self.results.scan)
-            final = await self.runs.final_ids(self.run_id)
+            final = await runs.final_ids(self.store, self.run_id)
             present = {key for key, _, _ in scan.lines}
-            stored = await self.runs.results(self.run_id, final - present)
+            stored = await runs.results(self.store, self.run_id, final - present)
             return await asyncio.to_thread(self.results.sync, final, stored)
         except OSError as exc:
             raise InputError(
@@ -446,7 +443,7 @@ class BatchRunner:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             try:
-                await self.runs.heartbeat(self.run_id, self.worker)
+                await runs.heartbeat(self.store, self.run_id, self.worker)
             except Exception:  # a missed beat costs at most a lease; keep beating
                 log.warning("heartbeat of %s failed", self.worker, exc_info=True)
 
@@ -532,7 +529,9 @@ class BatchRunner:
                 attempts=claim.attempts,
             )
             outcome = Outcome("failed", _dumps(line), seconds, reason, usage)
-        if await self.runs.finish(self.run_id, self.worker, claim.item_id, outcome):
+        if await runs.finish(
+            self.store, self.run_id, self.worker, claim.item_id, outcome
+        ):
             await self.lines.put((claim.source, outcome.result))
             if outcome.status == "done":
                 self.progress.done += 1
@@ -548,14 +547,16 @@ class BatchRunner:
             while not self.stopping.is_set():
                 free = self.slots - len(self.tasks)
                 if free > 0:
-                    claims = await self.runs.claim(self.run_id, self.worker, free)
+                    claims = await runs.claim(
+                        self.store, self.run_id, self.worker, free
+                    )
                     for claim in claims:
                         self.tasks.add(asyncio.create_task(self._process(claim)))
                     if not claims and not self.tasks:
                         # Nothing pending: take over claims of dead workers, if any.
-                        if await self.runs.reclaim(self.run_id, self.lease_s):
+                        if await runs.reclaim(self.store, self.run_id, self.lease_s):
                             continue
-                        if not (await self.runs.counts(self.run_id)).running:
+                        if not (await runs.counts(self.store, self.run_id)).running:
                             break
                         # Other workers hold the rest: wait, in case one of them dies.
                         await asyncio.wait({stop_wait}, timeout=self.wait_s)
@@ -597,9 +598,9 @@ class BatchRunner:
         self._report()
         if self.registers:
             await self.register()
-        await self.runs.reclaim(self.run_id, self.lease_s)
+        await runs.reclaim(self.store, self.run_id, self.lease_s)
         self.output_report = await self.sync_output()
-        counts = await self.runs.counts(self.run_id)
+        counts = await runs.counts(self.store, self.run_id)
         self.progress.total = counts.total
         self.progress.done = counts.done
         self.progress.failed = counts.failed
@@ -608,8 +609,8 @@ class BatchRunner:
         self.checkpoints = await Store.open(self.store.target)
         self.graph = await abstract_runner(self.checkpoints, self.llm)
         self.llm.chat.callbacks = [self.meter]
-        await self.runs.start_session(self.run_id, self.worker)
-        await self.runs.set_status(self.run_id, "running")
+        await runs.start_session(self.store, self.run_id, self.worker)
+        await runs.set_status(self.store, self.run_id, "running")
         self.started = time.perf_counter()
         self.progress.stage = "working"
         helpers = [
@@ -628,17 +629,17 @@ class BatchRunner:
                 helper.cancel()
             await self.lines.put(None)
             ended = await asyncio.gather(*helpers, return_exceptions=True)
-            await self.runs.release(self.run_id, self.worker)
-            counts = await self.runs.counts(self.run_id)
+            await runs.release(self.store, self.run_id, self.worker)
+            counts = await runs.counts(self.store, self.run_id)
             if outcome == "finished" and self.stopping.is_set():
                 outcome = "interrupted"
-            await self.runs.end_session(self.run_id, self.worker, outcome)
+            await runs.end_session(self.store, self.run_id, self.worker, outcome)
             if self.checkpoints is not None:
                 await self.checkpoints.close()
             if counts.remaining == 0:
-                await self.runs.set_status(self.run_id, "finished")
+                await runs.set_status(self.store, self.run_id, "finished")
             elif outcome != "finished":
-                await self.runs.set_status(self.run_id, "interrupted")
+                await runs.set_status(self.store, self.run_id, "interrupted")
         if isinstance(ended[0], Exception):
             # The results are in the database; the next run writes the missing lines.
             raise VeriscribeError(
@@ -651,7 +652,7 @@ class BatchRunner:
         self.progress.stage = "finished"
         self.progress.total = counts.total
         self._report()
-        summary = await run_summary(self.store, self.runs, self.run_id)
+        summary = await run_summary(self.store, self.run_id)
         summary["session"] = {
             "worker": self.worker,
             "outcome": outcome,
@@ -735,8 +736,7 @@ async def run_batch(
     inputs_abs = absolute_inputs(inputs)
     rid = run_id or default_run_id(inputs_abs, options, model_text)
     async with open_store(settings) as store:
-        runs = open_run_store(store)
-        existing = await runs.get_run(rid)
+        existing = await runs.get_run(store, rid)
         if existing is not None:
             before = RunConfig.from_dict(existing.config)
             if before.model != model_text or before.options != options:
@@ -758,11 +758,10 @@ async def run_batch(
             out=absolute(out),
             concurrency=limit,
         )
-        await runs.ensure_run(rid, KIND, config.as_dict())
+        await runs.ensure_run(store, rid, KIND, config.as_dict())
         llm = make_llm(spec, batch_settings(settings, limit), store)
         runner = BatchRunner(
             store,
-            runs,
             llm,
             rid,
             config,
@@ -798,8 +797,7 @@ async def work_run(
         NotFound: No run has this id.
     """
     async with open_store(settings) as store:
-        runs = open_run_store(store)
-        record = await runs.get_run(run_id)
+        record = await runs.get_run(store, run_id)
         if record is None:
             raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
         config = RunConfig.from_dict(record.config)
@@ -809,7 +807,6 @@ async def work_run(
         llm = make_llm(parse_spec(config.model), batch_settings(settings, limit), store)
         runner = BatchRunner(
             store,
-            runs,
             llm,
             run_id,
             config,
@@ -837,7 +834,7 @@ async def resume_run(
         NotFound: No run has this id.
     """
     async with open_store(settings) as store:
-        record = await open_run_store(store).get_run(run_id)
+        record = await runs.get_run(store, run_id)
     if record is None:
         raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
     config = RunConfig.from_dict(record.config)
@@ -872,15 +869,15 @@ def run_state(record: RunRecord, counts: Counts, sessions: Sequence[Session]) ->
 
 
 async def run_summary(
-    store: Store, runs: RunStore, run_id: str, *, failures: int | None = None
+    store: Store, run_id: str, *, failures: int | None = None
 ) -> dict[str, Any]:
     """Return a run's summary: config, state, counts, timings, tokens, failures."""
-    record = await runs.get_run(run_id)
+    record = await runs.get_run(store, run_id)
     if record is None:
         raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
-    counts = await runs.counts(run_id)
-    sessions = await runs.sessions(run_id)
-    failed = await runs.items(run_id, "failed")
+    counts = await runs.counts(store, run_id)
+    sessions = await runs.sessions(store, run_id)
+    failed = await runs.items(store, run_id, "failed")
     shown = failed if failures is None else failed[:failures]
     config = record.config
     return {
@@ -897,7 +894,7 @@ async def run_summary(
         "remaining": counts.remaining,
         "seconds": round(sum(s.seconds for s in sessions), 3),
         "sessions": [dataclasses.asdict(s) for s in sessions],
-        "call_log": await store.call_counts(run_id),
+        "call_log": await calls.call_counts(store, run_id),
         "endpoints": await endpoint_usage(store, run_id),
         "failures": [
             {
@@ -914,10 +911,9 @@ async def run_summary(
 async def list_runs(settings: Settings) -> list[dict[str, Any]]:
     """Return every run with its counts, newest first."""
     async with open_store(settings) as store:
-        runs = open_run_store(store)
         listed = []
-        for record in await runs.list_runs():
-            summary = await run_summary(store, runs, record.run_id, failures=0)
+        for record in await runs.list_runs(store):
+            summary = await run_summary(store, record.run_id, failures=0)
             summary.pop("sessions")
             summary.pop("failures")
             summary.pop("endpoints")
@@ -932,4 +928,4 @@ async def show_run(settings: Settings, run_id: str) -> dict[str, Any]:
         NotFound: No run has this id.
     """
     async with open_store(settings) as store:
-        return await run_summary(store, open_run_store(store), run_id)
+        return await run_summary(store, run_id)

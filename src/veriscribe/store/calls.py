@@ -1,4 +1,4 @@
-"""The model response cache and the call log."""
+"""The model response cache and the call log: what each model call cost and returned."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from veriscribe.store.db import Store
+from veriscribe.store.db import Store
 
 
 @dataclass(frozen=True)

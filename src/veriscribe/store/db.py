@@ -1,10 +1,16 @@
-"""The veriscribe database: runs, checkpoints, corpora and call logs, in SQLite or PostgreSQL.
+"""The veriscribe database: its connection and migrations, in SQLite or PostgreSQL.
 
 ``VERISCRIBE_DB`` (or ``--db``) names it: a path (or ``sqlite:PATH``) is an embedded
 SQLite file, the default, with no server; a ``postgresql://`` DSN is a PostgreSQL
 database that workers on many machines can share. Both hold the same tables, made by
 the same named migrations, and every query is written once (see
 :mod:`veriscribe.store.dialect` for the few spellings that differ).
+
+:class:`Store` is the connection and its migrations only. The queries of each family of
+tables are free async functions that take the Store first, one module a family:
+:mod:`~veriscribe.store.articles`, :mod:`~veriscribe.store.corpora`,
+:mod:`~veriscribe.store.calls` (response cache and call log) and
+:mod:`~veriscribe.store.runs` (batch runs, their items and worker sessions).
 
 How statements run
 ==================
@@ -66,15 +72,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from veriscribe.errors import ConfigError
-from veriscribe.store import calls
-from veriscribe.store.calls import CachedResponse, cache_key
 from veriscribe.store.dialect import Dialect
 from veriscribe.store.migrations import MIGRATIONS, Migration
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-__all__ = ["CachedResponse", "Params", "Row", "Store", "Tx", "cache_key", "is_dsn"]
+__all__ = ["Params", "Row", "Store", "Tx", "is_dsn"]
 
 Row = tuple[Any, ...]
 """A result row, as both drivers return it."""
@@ -252,26 +256,6 @@ class Store(abc.ABC):
             "SELECT name FROM schema_migrations ORDER BY applied, name"
         )
         return [row[0] for row in rows]
-
-    async def thread_usage(self, thread_id: str, since: float) -> dict[str, int]:
-        """Return the model calls (and cached answers) a graph thread made since a time."""
-        return await calls.thread_usage(self, thread_id, since)
-
-    async def log_call(self, **fields: Any) -> None:
-        """Record one model call (model, prompt id, tokens, latency, outcome)."""
-        await calls.log_call(self, **fields)
-
-    async def cache_get(self, key: str) -> CachedResponse | None:
-        """Return the stored response for ``key``, if any."""
-        return await calls.cache_get(self, key)
-
-    async def cache_put(self, key: str, response: CachedResponse) -> None:
-        """Store a response under ``key``."""
-        await calls.cache_put(self, key, response)
-
-    async def call_counts(self, run_id: str | None = None) -> dict[str, int]:
-        """Return how many logged calls ended in each outcome (for one run or all)."""
-        return await calls.call_counts(self, run_id)
 
 
 def _apply(tx: Tx, migration: Migration, dialect: Dialect) -> bool:

@@ -1,4 +1,4 @@
-"""Batch runs and their work items, claimed atomically so that many workers can share a run.
+"""Batch runs, their work items and worker sessions, so that many workers can share a run.
 
 A run is a configuration (model, abstract options, inputs, output file) and one item per
 input article. Items move ``pending -> running -> done | failed``. A worker *claims*
@@ -7,10 +7,10 @@ same item; it keeps its claims alive with a heartbeat, and a claim whose worker 
 process is gone, or its heartbeat is older than the lease) goes back to ``pending``.
 Nothing here assumes that one process owns a run.
 
-:class:`RunStore` is the interface the batch runner uses; :class:`SqlRunStore` implements
-it once for both databases. On PostgreSQL a claim is ``UPDATE ... WHERE item_id IN
-(SELECT ... FOR UPDATE SKIP LOCKED LIMIT n) RETURNING``, so workers on many machines
-claim side by side without waiting on each other's rows.
+Every function takes the :class:`~veriscribe.store.db.Store` first and runs the same SQL
+on both databases. On PostgreSQL a claim is ``UPDATE ... WHERE item_id IN (SELECT ... FOR
+UPDATE SKIP LOCKED LIMIT n) RETURNING``, so workers on many machines claim side by side
+without waiting on each other's rows.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from veriscribe.store.db import Store
 
@@ -170,94 +170,6 @@ class Session:
         return (self.ended or self.heartbeat) - self.started
 
 
-class RunStore(Protocol):
-    """Where runs and their items live; one implementation per database."""
-
-    async def ensure_run(
-        self, run_id: str, kind: str, config: dict[str, Any]
-    ) -> RunRecord:
-        """Create the run if it is new, else store the new config; return it."""
-        ...
-
-    async def get_run(self, run_id: str) -> RunRecord | None:
-        """Return a run, or None."""
-        ...
-
-    async def list_runs(self) -> list[RunRecord]:
-        """Return every run, newest first."""
-        ...
-
-    async def set_status(self, run_id: str, status: str) -> None:
-        """Record the run's last known status."""
-        ...
-
-    async def put_items(self, run_id: str, items: Sequence[NewItem]) -> None:
-        """Register items; a known item keeps a finished or claimed state.
-
-        An item already ``done`` or ``running`` with the same content stays so; one
-        that failed is registered again as given (so a resumed run retries it); one
-        whose content changed starts over.
-        """
-        ...
-
-    async def reclaim(self, run_id: str, lease_s: float) -> int:
-        """Return claims of dead workers (or older than the lease) to pending."""
-        ...
-
-    async def claim(self, run_id: str, worker: str, limit: int) -> list[Claim]:
-        """Atomically move up to ``limit`` pending items to ``running`` for a worker."""
-        ...
-
-    async def heartbeat(self, run_id: str, worker: str) -> None:
-        """Keep a worker's claims and session alive."""
-        ...
-
-    async def finish(
-        self, run_id: str, worker: str, item_id: str, outcome: Outcome
-    ) -> bool:
-        """Record an item's outcome; False when the worker no longer held the claim."""
-        ...
-
-    async def release(self, run_id: str, worker: str) -> int:
-        """Return a worker's unfinished claims to pending; return how many."""
-        ...
-
-    async def counts(self, run_id: str) -> Counts:
-        """Return the item counts and usage totals of a run."""
-        ...
-
-    async def items(
-        self, run_id: str, status: ItemStatus | None = None
-    ) -> list[ItemRecord]:
-        """Return a run's items in input order, optionally of one status."""
-        ...
-
-    async def final_ids(self, run_id: str) -> set[str]:
-        """Return the ids of the items that are done or failed."""
-        ...
-
-    async def results(self, run_id: str, item_ids: Iterable[str]) -> dict[str, str]:
-        """Return the stored output lines of finished items."""
-        ...
-
-    async def start_session(self, run_id: str, worker: str) -> None:
-        """Record that a worker started on a run."""
-        ...
-
-    async def end_session(self, run_id: str, worker: str, outcome: str) -> None:
-        """Record that a worker stopped, and why."""
-        ...
-
-    async def sessions(self, run_id: str) -> list[Session]:
-        """Return the run's worker sessions, oldest first."""
-        ...
-
-
-def open_run_store(store: Store) -> RunStore:
-    """Return the run store of a database."""
-    return SqlRunStore(store)
-
-
 # One statement picks and marks the items, so a second worker's claim never sees them
 # pending. SQLite: a write holds the database's write lock for all its connections, so
 # the UPDATE runs alone. PostgreSQL: the inner SELECT locks the rows it picks and skips
@@ -310,262 +222,273 @@ ON CONFLICT (run_id, item_id) DO UPDATE SET
 """
 
 
-class SqlRunStore:
-    """The run store over a veriscribe database, SQLite or PostgreSQL."""
+async def ensure_run(
+    store: Store, run_id: str, kind: str, config: dict[str, Any]
+) -> RunRecord:
+    """Create the run if it is new, else store the new config; return it."""
+    now = time.time()
+    blob = json.dumps(config, sort_keys=True)
+    await store.execute(
+        "INSERT INTO runs VALUES (?, ?, ?, ?, 'pending', ?) "
+        "ON CONFLICT (run_id) DO UPDATE SET config = excluded.config, "
+        "updated = excluded.updated",
+        (run_id, kind, now, now, blob),
+    )
+    record = await get_run(store, run_id)
+    assert record is not None
+    return record
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
 
-    async def ensure_run(
-        self, run_id: str, kind: str, config: dict[str, Any]
-    ) -> RunRecord:
-        """Create the run if it is new, else store the new config; return it."""
-        now = time.time()
-        blob = json.dumps(config, sort_keys=True)
-        await self.store.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, 'pending', ?) "
-            "ON CONFLICT (run_id) DO UPDATE SET config = excluded.config, "
-            "updated = excluded.updated",
-            (run_id, kind, now, now, blob),
-        )
-        record = await self.get_run(run_id)
-        assert record is not None
-        return record
+async def get_run(store: Store, run_id: str) -> RunRecord | None:
+    """Return a run, or None."""
+    rows = await store.fetchall(
+        "SELECT run_id, kind, created, updated, status, config FROM runs "
+        "WHERE run_id = ?",
+        (run_id,),
+    )
+    return _run(rows[0]) if rows else None
 
-    async def get_run(self, run_id: str) -> RunRecord | None:
-        """Return a run, or None."""
-        rows = await self.store.fetchall(
-            "SELECT run_id, kind, created, updated, status, config FROM runs "
-            "WHERE run_id = ?",
-            (run_id,),
-        )
-        return _run(rows[0]) if rows else None
 
-    async def list_runs(self) -> list[RunRecord]:
-        """Return every run, newest first."""
-        rows = await self.store.fetchall(
-            "SELECT run_id, kind, created, updated, status, config FROM runs "
-            "ORDER BY created DESC, run_id"
-        )
-        return [_run(row) for row in rows]
+async def list_runs(store: Store) -> list[RunRecord]:
+    """Return every run, newest first."""
+    rows = await store.fetchall(
+        "SELECT run_id, kind, created, updated, status, config FROM runs "
+        "ORDER BY created DESC, run_id"
+    )
+    return [_run(row) for row in rows]
 
-    async def set_status(self, run_id: str, status: str) -> None:
-        """Record the run's last known status."""
-        await self.store.execute(
-            "UPDATE runs SET status = ?, updated = ? WHERE run_id = ?",
-            (status, time.time(), run_id),
-        )
 
-    async def put_items(self, run_id: str, items: Sequence[NewItem]) -> None:
-        """Register items; a known item keeps a finished or claimed state."""
-        if not items:
-            return
-        now = time.time()
-        rows = [
-            (
-                run_id,
-                i.item_id,
-                i.seq,
-                i.source,
-                i.article_id,
-                i.doc_key,
-                i.weight,
-                i.status,
-                i.reason,
-                i.result,
-                now if i.status == "failed" else None,
-            )
-            for i in items
-        ]
-        await self.store.transaction(lambda tx: tx.executemany(_PUT_ITEM, rows))
+async def set_status(store: Store, run_id: str, status: str) -> None:
+    """Record the run's last known status."""
+    await store.execute(
+        "UPDATE runs SET status = ?, updated = ? WHERE run_id = ?",
+        (status, time.time(), run_id),
+    )
 
-    async def reclaim(self, run_id: str, lease_s: float) -> int:
-        """Return claims of dead workers (or older than the lease) to pending."""
-        rows = await self.store.fetchall(
-            "SELECT DISTINCT claimed_by FROM run_items "
-            "WHERE run_id = ? AND status = 'running' AND claimed_by IS NOT NULL",
-            (run_id,),
-        )
-        workers = [row[0] for row in rows]
-        dead = [w for w in workers if worker_alive(w) is False]
-        cutoff = time.time() - lease_s
-        marks = ", ".join("?" for _ in dead) or "NULL"
-        reclaimed = await self.store.execute(
-            "UPDATE run_items SET status = 'pending', claimed_by = NULL, "
-            "claimed_at = NULL WHERE run_id = ? AND status = 'running' AND "
-            f"(claimed_at < ? OR claimed_by IN ({marks}))",
-            (run_id, cutoff, *dead),
-        )
-        await self.store.execute(
-            "UPDATE run_sessions SET ended = heartbeat, outcome = 'lost' "
-            "WHERE run_id = ? AND ended IS NULL AND "
-            f"(heartbeat < ? OR worker IN ({marks}))",
-            (run_id, cutoff, *dead),
-        )
-        return max(reclaimed, 0)
 
-    async def claim(self, run_id: str, worker: str, limit: int) -> list[Claim]:
-        """Atomically move up to ``limit`` pending items to ``running`` for a worker."""
-        if limit <= 0:
-            return []
-        rows = await self.store.fetchall(
-            _CLAIM.format(lock=self.store.dialect.skip_locked),
-            {"worker": worker, "now": time.time(), "run_id": run_id, "limit": limit},
-        )
-        # RETURNING gives rows in no promised order: keep the queue's order.
-        ordered = sorted(rows, key=lambda r: (-r[5], r[6]))
-        return [Claim(r[0], r[1], r[2], r[3], r[4]) for r in ordered]
+async def put_items(store: Store, run_id: str, items: Sequence[NewItem]) -> None:
+    """Register items; a known item keeps a finished or claimed state.
 
-    async def heartbeat(self, run_id: str, worker: str) -> None:
-        """Keep a worker's claims and session alive."""
-        now = time.time()
-        await self.store.execute(
-            "UPDATE run_items SET claimed_at = ? "
-            "WHERE run_id = ? AND claimed_by = ? AND status = 'running'",
-            (now, run_id, worker),
+    An item already ``done`` or ``running`` with the same content stays so; one that
+    failed is registered again as given (so a resumed run retries it); one whose
+    content changed starts over.
+    """
+    if not items:
+        return
+    now = time.time()
+    rows = [
+        (
+            run_id,
+            i.item_id,
+            i.seq,
+            i.source,
+            i.article_id,
+            i.doc_key,
+            i.weight,
+            i.status,
+            i.reason,
+            i.result,
+            now if i.status == "failed" else None,
         )
-        await self.store.execute(
-            "UPDATE run_sessions SET heartbeat = ? WHERE run_id = ? AND worker = ?",
-            (now, run_id, worker),
-        )
+        for i in items
+    ]
+    await store.transaction(lambda tx: tx.executemany(_PUT_ITEM, rows))
 
-    async def finish(
-        self, run_id: str, worker: str, item_id: str, outcome: Outcome
-    ) -> bool:
-        """Record an item's outcome; False when the worker no longer held the claim."""
-        usage = outcome.usage
-        changed = await self.store.execute(
-            "UPDATE run_items SET status = ?, reason = ?, seconds = ?, calls = ?, "
-            "prompt_tokens = ?, output_tokens = ?, cached_calls = ?, result = ?, "
-            "finished_at = ?, claimed_by = NULL "
-            "WHERE run_id = ? AND item_id = ? AND claimed_by = ? "
-            "AND status = 'running'",
-            (
-                outcome.status,
-                outcome.reason,
-                round(outcome.seconds, 3),
-                usage.get("calls", 0),
-                usage.get("prompt_tokens", 0),
-                usage.get("output_tokens", 0),
-                usage.get("cached_calls", 0),
-                outcome.result,
-                time.time(),
-                run_id,
-                item_id,
-                worker,
-            ),
-        )
-        return changed == 1
 
-    async def release(self, run_id: str, worker: str) -> int:
-        """Return a worker's unfinished claims to pending; return how many."""
-        released = await self.store.execute(
-            "UPDATE run_items SET status = 'pending', claimed_by = NULL, "
-            "claimed_at = NULL WHERE run_id = ? AND claimed_by = ? "
-            "AND status = 'running'",
-            (run_id, worker),
-        )
-        return max(released, 0)
+async def reclaim(store: Store, run_id: str, lease_s: float) -> int:
+    """Return claims of dead workers (or older than the lease) to pending."""
+    rows = await store.fetchall(
+        "SELECT DISTINCT claimed_by FROM run_items "
+        "WHERE run_id = ? AND status = 'running' AND claimed_by IS NOT NULL",
+        (run_id,),
+    )
+    workers = [row[0] for row in rows]
+    dead = [w for w in workers if worker_alive(w) is False]
+    cutoff = time.time() - lease_s
+    marks = ", ".join("?" for _ in dead) or "NULL"
+    reclaimed = await store.execute(
+        "UPDATE run_items SET status = 'pending', claimed_by = NULL, "
+        "claimed_at = NULL WHERE run_id = ? AND status = 'running' AND "
+        f"(claimed_at < ? OR claimed_by IN ({marks}))",
+        (run_id, cutoff, *dead),
+    )
+    await store.execute(
+        "UPDATE run_sessions SET ended = heartbeat, outcome = 'lost' "
+        "WHERE run_id = ? AND ended IS NULL AND "
+        f"(heartbeat < ? OR worker IN ({marks}))",
+        (run_id, cutoff, *dead),
+    )
+    return max(reclaimed, 0)
 
-    async def counts(self, run_id: str) -> Counts:
-        """Return the item counts and usage totals of a run."""
-        rows = await self.store.fetchall(
-            "SELECT status, COUNT(*), SUM(calls), SUM(prompt_tokens), "
-            "SUM(output_tokens), SUM(cached_calls), SUM(seconds), "
-            "MIN(finished_at), MAX(finished_at) "
-            "FROM run_items WHERE run_id = ? GROUP BY status",
-            (run_id,),
-        )
-        by_status = {row[0]: row for row in rows}
-        finished = [r for s, r in by_status.items() if s in ("done", "failed")]
-        firsts = [r[7] for r in finished if r[7] is not None]
-        lasts = [r[8] for r in finished if r[8] is not None]
-        return Counts(
-            total=sum(r[1] for r in rows),
-            pending=by_status["pending"][1] if "pending" in by_status else 0,
-            running=by_status["running"][1] if "running" in by_status else 0,
-            done=by_status["done"][1] if "done" in by_status else 0,
-            failed=by_status["failed"][1] if "failed" in by_status else 0,
-            calls=sum(r[2] or 0 for r in finished),
-            prompt_tokens=sum(r[3] or 0 for r in finished),
-            output_tokens=sum(r[4] or 0 for r in finished),
-            cached_calls=sum(r[5] or 0 for r in finished),
-            item_seconds=sum(r[6] or 0.0 for r in finished),
-            first_finished=min(firsts) if firsts else None,
-            last_finished=max(lasts) if lasts else None,
-        )
 
-    async def items(
-        self, run_id: str, status: ItemStatus | None = None
-    ) -> list[ItemRecord]:
-        """Return a run's items in input order, optionally of one status."""
-        sql = (
-            "SELECT item_id, source, article_id, status, reason, attempts, seconds, "
-            "calls, prompt_tokens, output_tokens, claimed_by FROM run_items "
-            "WHERE run_id = ?"
-        )
-        args: tuple[str, ...] = (run_id,)
-        if status is not None:
-            sql += " AND status = ?"
-            args += (status,)
-        rows = await self.store.fetchall(sql + " ORDER BY seq, item_id", args)
-        return [ItemRecord(*row) for row in rows]
+async def claim(store: Store, run_id: str, worker: str, limit: int) -> list[Claim]:
+    """Atomically move up to ``limit`` pending items to ``running`` for a worker."""
+    if limit <= 0:
+        return []
+    rows = await store.fetchall(
+        _CLAIM.format(lock=store.dialect.skip_locked),
+        {"worker": worker, "now": time.time(), "run_id": run_id, "limit": limit},
+    )
+    # RETURNING gives rows in no promised order: keep the queue's order.
+    ordered = sorted(rows, key=lambda r: (-r[5], r[6]))
+    return [Claim(r[0], r[1], r[2], r[3], r[4]) for r in ordered]
 
-    async def final_ids(self, run_id: str) -> set[str]:
-        """Return the ids of the items that are done or failed."""
-        rows = await self.store.fetchall(
-            "SELECT item_id FROM run_items WHERE run_id = ? "
-            "AND status IN ('done', 'failed') AND result IS NOT NULL",
-            (run_id,),
-        )
-        return {row[0] for row in rows}
 
-    async def results(self, run_id: str, item_ids: Iterable[str]) -> dict[str, str]:
-        """Return the stored output lines of finished items."""
-        wanted = list(item_ids)
-        found: dict[str, str] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            rows = await self.store.fetchall(
-                "SELECT item_id, result FROM run_items WHERE run_id = ? "
-                f"AND item_id IN ({marks}) AND result IS NOT NULL "
-                "AND status IN ('done', 'failed') ORDER BY finished_at, seq",
-                (run_id, *chunk),
-            )
-            found.update({row[0]: row[1] for row in rows})
-        return found
+async def heartbeat(store: Store, run_id: str, worker: str) -> None:
+    """Keep a worker's claims and session alive."""
+    now = time.time()
+    await store.execute(
+        "UPDATE run_items SET claimed_at = ? "
+        "WHERE run_id = ? AND claimed_by = ? AND status = 'running'",
+        (now, run_id, worker),
+    )
+    await store.execute(
+        "UPDATE run_sessions SET heartbeat = ? WHERE run_id = ? AND worker = ?",
+        (now, run_id, worker),
+    )
 
-    async def start_session(self, run_id: str, worker: str) -> None:
-        """Record that a worker started on a run."""
-        now = time.time()
-        await self.store.execute(
-            "INSERT INTO run_sessions VALUES (?, ?, ?, ?, NULL, NULL)",
-            (run_id, worker, now, now),
-        )
 
-    async def end_session(self, run_id: str, worker: str, outcome: str) -> None:
-        """Record that a worker stopped, and why."""
-        now = time.time()
-        await self.store.execute(
-            "UPDATE run_sessions SET ended = ?, heartbeat = ?, outcome = ? "
-            "WHERE run_id = ? AND worker = ?",
-            (now, now, outcome, run_id, worker),
-        )
+async def finish(
+    store: Store, run_id: str, worker: str, item_id: str, outcome: Outcome
+) -> bool:
+    """Record an item's outcome; False when the worker no longer held the claim."""
+    usage = outcome.usage
+    changed = await store.execute(
+        "UPDATE run_items SET status = ?, reason = ?, seconds = ?, calls = ?, "
+        "prompt_tokens = ?, output_tokens = ?, cached_calls = ?, result = ?, "
+        "finished_at = ?, claimed_by = NULL "
+        "WHERE run_id = ? AND item_id = ? AND claimed_by = ? "
+        "AND status = 'running'",
+        (
+            outcome.status,
+            outcome.reason,
+            round(outcome.seconds, 3),
+            usage.get("calls", 0),
+            usage.get("prompt_tokens", 0),
+            usage.get("output_tokens", 0),
+            usage.get("cached_calls", 0),
+            outcome.result,
+            time.time(),
+            run_id,
+            item_id,
+            worker,
+        ),
+    )
+    return changed == 1
 
-    async def sessions(self, run_id: str) -> list[Session]:
-        """Return the run's worker sessions, oldest first."""
-        rows = await self.store.fetchall(
-            "SELECT worker, started, heartbeat, ended, outcome FROM run_sessions "
-            "WHERE run_id = ? ORDER BY started",
-            (run_id,),
+
+async def release(store: Store, run_id: str, worker: str) -> int:
+    """Return a worker's unfinished claims to pending; return how many."""
+    released = await store.execute(
+        "UPDATE run_items SET status = 'pending', claimed_by = NULL, "
+        "claimed_at = NULL WHERE run_id = ? AND claimed_by = ? "
+        "AND status = 'running'",
+        (run_id, worker),
+    )
+    return max(released, 0)
+
+
+async def counts(store: Store, run_id: str) -> Counts:
+    """Return the item counts and usage totals of a run."""
+    rows = await store.fetchall(
+        "SELECT status, COUNT(*), SUM(calls), SUM(prompt_tokens), "
+        "SUM(output_tokens), SUM(cached_calls), SUM(seconds), "
+        "MIN(finished_at), MAX(finished_at) "
+        "FROM run_items WHERE run_id = ? GROUP BY status",
+        (run_id,),
+    )
+    by_status = {row[0]: row for row in rows}
+    finished = [r for s, r in by_status.items() if s in ("done", "failed")]
+    firsts = [r[7] for r in finished if r[7] is not None]
+    lasts = [r[8] for r in finished if r[8] is not None]
+    return Counts(
+        total=sum(r[1] for r in rows),
+        pending=by_status["pending"][1] if "pending" in by_status else 0,
+        running=by_status["running"][1] if "running" in by_status else 0,
+        done=by_status["done"][1] if "done" in by_status else 0,
+        failed=by_status["failed"][1] if "failed" in by_status else 0,
+        calls=sum(r[2] or 0 for r in finished),
+        prompt_tokens=sum(r[3] or 0 for r in finished),
+        output_tokens=sum(r[4] or 0 for r in finished),
+        cached_calls=sum(r[5] or 0 for r in finished),
+        item_seconds=sum(r[6] or 0.0 for r in finished),
+        first_finished=min(firsts) if firsts else None,
+        last_finished=max(lasts) if lasts else None,
+    )
+
+
+async def items(
+    store: Store, run_id: str, status: ItemStatus | None = None
+) -> list[ItemRecord]:
+    """Return a run's items in input order, optionally of one status."""
+    sql = (
+        "SELECT item_id, source, article_id, status, reason, attempts, seconds, "
+        "calls, prompt_tokens, output_tokens, claimed_by FROM run_items "
+        "WHERE run_id = ?"
+    )
+    args: tuple[str, ...] = (run_id,)
+    if status is not None:
+        sql += " AND status = ?"
+        args += (status,)
+    rows = await store.fetchall(sql + " ORDER BY seq, item_id", args)
+    return [ItemRecord(*row) for row in rows]
+
+
+async def final_ids(store: Store, run_id: str) -> set[str]:
+    """Return the ids of the items that are done or failed."""
+    rows = await store.fetchall(
+        "SELECT item_id FROM run_items WHERE run_id = ? "
+        "AND status IN ('done', 'failed') AND result IS NOT NULL",
+        (run_id,),
+    )
+    return {row[0] for row in rows}
+
+
+async def results(store: Store, run_id: str, item_ids: Iterable[str]) -> dict[str, str]:
+    """Return the stored output lines of finished items."""
+    wanted = list(item_ids)
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        rows = await store.fetchall(
+            "SELECT item_id, result FROM run_items WHERE run_id = ? "
+            f"AND item_id IN ({marks}) AND result IS NOT NULL "
+            "AND status IN ('done', 'failed') ORDER BY finished_at, seq",
+            (run_id, *chunk),
         )
-        return [Session(*row) for row in rows]
+        found.update({row[0]: row[1] for row in rows})
+    return found
+
+
+async def start_session(store: Store, run_id: str, worker: str) -> None:
+    """Record that a worker started on a run."""
+    now = time.time()
+    await store.execute(
+        "INSERT INTO run_sessions VALUES (?, ?, ?, ?, NULL, NULL)",
+        (run_id, worker, now, now),
+    )
+
+
+async def end_session(store: Store, run_id: str, worker: str, outcome: str) -> None:
+    """Record that a worker stopped, and why."""
+    now = time.time()
+    await store.execute(
+        "UPDATE run_sessions SET ended = ?, heartbeat = ?, outcome = ? "
+        "WHERE run_id = ? AND worker = ?",
+        (now, now, outcome, run_id, worker),
+    )
+
+
+async def sessions(store: Store, run_id: str) -> list[Session]:
+    """Return the run's worker sessions, oldest first."""
+    rows = await store.fetchall(
+        "SELECT worker, started, heartbeat, ended, outcome FROM run_sessions "
+        "WHERE run_id = ? ORDER BY started",
+        (run_id,),
+    )
+    return [Session(*row) for row in rows]
 
 
 def _run(row: Any) -> RunRecord:
     return RunRecord(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
-
-
-SqliteRunStore = SqlRunStore
-"""The former name of :class:`SqlRunStore`."""
