@@ -1,19 +1,17 @@
-"""What every command shares: option types, settings from flags, and running a service."""
+"""What the commands share: option types, settings from flags, running a service."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 import typer
 from pydantic import ValidationError
 
-from veriscribe.cli import render
 from veriscribe.cli.failure import fail
 from veriscribe.errors import VeriscribeError
 from veriscribe.settings import Settings
@@ -70,6 +68,55 @@ PlotOpt = Annotated[
     Path | None,
     typer.Option("--plot", help="Also draw the figures of the report into this PNG."),
 ]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress display; one summary line.")
+]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        min=1,
+        help="Model calls in flight at once (default: VERISCRIBE_LLM__CONCURRENCY).",
+    ),
+]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database: a SQLite file, or a PostgreSQL DSN (postgresql://...) that "
+        "workers on many machines share (default: VERISCRIBE_DB).",
+    ),
+]
+RunIdArg = Annotated[str, typer.Argument(help="A run id (see `veriscribe runs list`).")]
+InputsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="Article files, directories or globs; JSON lines count one per line."
+    ),
+]
+CorpusOpt = Annotated[
+    str, typer.Option("--corpus", "-c", help="Name of the guideline corpus.")
+]
+
+
+def choice(flag: str, kind: Any, help_text: str) -> Any:
+    """Return an option taking one value of the ``Literal`` type ``kind``.
+
+    A value outside it ends the command in one error line with exit code 1, the way
+    every other bad input does, where the command line itself would print a usage box
+    and exit with 2.
+    """
+    allowed: tuple[str, ...] = get_args(kind)
+
+    def parse(value: str) -> str:
+        if value not in allowed:
+            fail(f"{flag} must be one of {', '.join(allowed)}, not {value!r}")
+        return value
+
+    return typer.Option(
+        flag, parser=parse, metavar=f"<{'|'.join(allowed)}>", help=help_text
+    )
 
 
 def settings_for(
@@ -124,18 +171,3 @@ def guarded(action: Callable[[], T]) -> T:
         return action()
     except VeriscribeError as exc:
         fail(exc.user_message)
-
-
-def json_or_live(
-    json_out: bool,
-    call: Callable[[Any], dict[str, Any]],
-    progress: Callable[[], AbstractContextManager[Any]],
-    report: Callable[[dict[str, Any]], None],
-) -> None:
-    """Print ``call(None)`` as JSON, or run ``call`` under a live view and report it."""
-    if json_out:
-        render.print_json(call(None))
-        return
-    with progress() as update:
-        result = call(update)
-    report(result)

@@ -155,6 +155,10 @@ class AbstractProgress:
         )
         return table
 
+    def __call__(self, node: str, update: dict[str, Any]) -> None:
+        """Update the view from one graph update (the view is the event callback)."""
+        self.event(node, update)
+
     def event(self, node: str, update: dict[str, Any]) -> None:
         """Update the view from one graph update."""
         if node in ("divide", "regroup"):
@@ -287,6 +291,10 @@ class BatchView:
                 "flight (Ctrl-C again to stop now)[/]"
             )
         return Group(Text.from_markup(title), bar, Text(batch_status(p)))
+
+    def __call__(self, progress: Any) -> None:
+        """Show a new ``BatchProgress`` snapshot (the view is the progress callback)."""
+        self.update(progress)
 
     def update(self, progress: Any) -> None:
         """Show a new ``BatchProgress`` snapshot."""
@@ -640,6 +648,10 @@ class CountProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(None, None, None)
+
+    def __call__(self, done: int, total: int) -> None:
+        """Show ``done`` of ``total`` items finished (the view is the callback)."""
+        self.update(done, total)
 
     def update(self, done: int, total: int) -> None:
         """Show ``done`` of ``total`` items finished."""

@@ -1,0 +1,219 @@
+"""The abstract commands: one article (``abstract``), many (``batch``), and ``worker``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from veriscribe import service
+from veriscribe.cli import render
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    DbOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
+    InputsArg,
+    JsonOpt,
+    ModelOpt,
+    QuietOpt,
+    RunIdArg,
+    choice,
+    settings_for,
+)
+from veriscribe.cli.failure import fail
+from veriscribe.cli.output import present, present_batch
+from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.nodes.abstract.state import LabellerKind, PromptFamily, Split
+
+# No name: added to the root, these stay top-level commands.
+app = typer.Typer()
+
+SplitOpt = Annotated[
+    Split, choice("--split", Split, "Divide strategy: fs (first sentence), ns, sh.")
+]
+PromptOpt = Annotated[
+    PromptFamily,
+    choice(
+        "--prompt",
+        PromptFamily,
+        "Prompt family: own (the facet's point in the model's own words), or the "
+        "papers' bc, di, si, si_cot.",
+    ),
+]
+EntitiesOpt = Annotated[
+    int,
+    typer.Option("--entities", help="Inject the top N TextRank key phrases (0: off)."),
+]
+LeanOpt = Annotated[
+    bool,
+    typer.Option(
+        "--lean/--reasoning",
+        help="Ask for the summary alone (--lean), or also for the papers' reasoning "
+        "field, which is thrown away (--reasoning).",
+    ),
+]
+CopyLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--copy-limit",
+        help="Embedded model: never continue a word-for-word run of the facet's text "
+        "beyond N words (0: off; numbers are always copied exactly).",
+    ),
+]
+LabellerOpt = Annotated[
+    LabellerKind,
+    choice(
+        "--labeller",
+        LabellerKind,
+        "First-sentence labeller for fs: auto (the model, but the classifier "
+        "with the bundled embedded model), llm or classifier.",
+    ),
+]
+
+
+def abstract_options(
+    split: Split,
+    prompt: PromptFamily,
+    entities: int,
+    lean: bool,
+    labeller: LabellerKind,
+    copy_limit: int = 0,
+) -> AbstractOptions:
+    """Return the abstract options given on the command line, counts checked."""
+    for flag, number in (("--entities", entities), ("--copy-limit", copy_limit)):
+        if number < 0:
+            fail(f"{flag} must be 0 or more")
+    return AbstractOptions(
+        split=split,
+        prompt=prompt,
+        entities=entities,
+        lean=lean,
+        labeller=labeller,
+        copy_limit=copy_limit,
+    )
+
+
+@app.command()
+def abstract(
+    path: Annotated[
+        Path, typer.Argument(help="Article: JATS XML, JSON lines, text or Markdown.")
+    ],
+    *,
+    split: SplitOpt = "fs",
+    prompt: PromptOpt = "own",
+    entities: EntitiesOpt = 0,
+    lean: LeanOpt = True,
+    labeller: LabellerOpt = "auto",
+    copy_limit: CopyLimitOpt = 4,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the JSON here.")
+    ] = None,
+) -> None:
+    """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
+    result = present(
+        lambda on_event: service.generate_abstract(
+            settings, path, options, model=model, on_event=on_event
+        ),
+        render.abstract_result,
+        json_out=json_out,
+        live=lambda: render.AbstractProgress(str(path.name)),
+    )
+    if out is not None:
+        text = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+        try:
+            out.write_text(text, "utf-8")
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}")
+
+
+@app.command()
+def batch(
+    inputs: InputsArg,
+    *,
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Results: one JSON line per article."),
+    ],
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id", help="Name the run (default: derived from inputs and options)."
+        ),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    split: SplitOpt = "fs",
+    prompt: PromptOpt = "own",
+    entities: EntitiesOpt = 0,
+    lean: LeanOpt = True,
+    labeller: LabellerOpt = "auto",
+    copy_limit: CopyLimitOpt = 4,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write abstracts for many articles, resumably: run it again to continue."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
+    present_batch(
+        lambda on_progress: service.run_batch(
+            settings,
+            inputs,
+            out,
+            options,
+            run_id=run_id,
+            concurrency=concurrency,
+            model=model,
+            on_progress=on_progress,
+        ),
+        quiet=quiet,
+        json_out=json_out,
+    )
+
+
+@app.command()
+def worker(
+    run_id: RunIdArg,
+    *,
+    db: DbOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Results file here (default: the run's own --out)."
+        ),
+    ] = None,
+    concurrency: ConcurrencyOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    quiet: QuietOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Work on an existing run beside other workers; no input files needed."""
+    settings = settings_for(None, base_url, endpoint, endpoints_file)
+    if db is not None:
+        settings = settings.with_overrides(db=db)
+    present_batch(
+        lambda on_progress: service.work_run(
+            settings,
+            run_id,
+            out=out,
+            concurrency=concurrency,
+            on_progress=on_progress,
+        ),
+        quiet=quiet,
+        json_out=json_out,
+    )

@@ -1,0 +1,345 @@
+"""The cited-answer commands: ``ask``, ``chat`` and ``verify`` over a guideline corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from veriscribe.cli import render
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    CorpusOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
+    JsonOpt,
+    ModelOpt,
+    run,
+    settings_for,
+)
+from veriscribe.cli.failure import fail
+from veriscribe.cli.output import present
+from veriscribe.errors import InputError, VeriscribeError
+from veriscribe.nodes.qa.state import (
+    Citations,
+    CiteBy,
+    JudgeMethod,
+    QAOptions,
+    Retriever,
+    Wording,
+)
+from veriscribe.service import qa as qa_service
+from veriscribe.settings import Settings
+
+# No name: added to the root, these stay top-level commands.
+app = typer.Typer()
+
+RetrieverOpt = Annotated[
+    Retriever,
+    typer.Option("--retriever", help="How sections are chosen: llm, bm25 or dense."),
+]
+CitationsOpt = Annotated[
+    Citations,
+    typer.Option(
+        "--citations",
+        help="constrained: quotes can only be sentences of the sections read; "
+        "free: the model writes its quotes.",
+    ),
+]
+CiteByOpt = Annotated[
+    CiteBy,
+    typer.Option(
+        "--cite-by",
+        help="Constrained citations name a sentence by its text (quote) or id (id).",
+    ),
+]
+WordingOpt = Annotated[
+    Wording,
+    typer.Option(
+        "--wording",
+        help="Constrained answers: own, the model words each sentence from its quote; "
+        "source, each sentence is the cited guideline sentence itself.",
+    ),
+]
+JudgeMethodOpt = Annotated[
+    JudgeMethod,
+    typer.Option(
+        "--judge-method",
+        help="scored: lexical lane, then a yes/no question scored by probability; "
+        "sampled: majority of sampled four-way verdicts.",
+    ),
+]
+NoJudgeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-judge",
+        help="Stop after the deterministic checks: no support judge, no recovery.",
+    ),
+]
+
+
+@app.command()
+def ask(
+    question: Annotated[
+        str | None,
+        typer.Argument(help="The clinical question (or --questions FILE)."),
+    ] = None,
+    *,
+    corpus: CorpusOpt,
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            "--questions",
+            help="Answer a question set (JSON lines, cpgQA layout) into --out.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="With --questions: one result per line."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="With --questions: the first N only."),
+    ] = None,
+    retriever: RetrieverOpt = "llm",
+    k: Annotated[
+        int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
+    ] = 3,
+    candidates: Annotated[
+        int,
+        typer.Option(
+            "--candidates",
+            min=0,
+            help="Summaries the llm retriever chooses from (0 = all that fit).",
+        ),
+    ] = 40,
+    no_judge: NoJudgeOpt = False,
+    citations: CitationsOpt = "constrained",
+    cite_by: CiteByOpt = "quote",
+    wording: WordingOpt = "source",
+    judge_method: JudgeMethodOpt = "scored",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Answer a question from a guideline corpus with checked verbatim citations."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    options = QAOptions(
+        retriever=retriever,
+        k=k,
+        candidates=candidates,
+        judge=not no_judge,
+        citations=citations,
+        cite_by=cite_by,
+        wording=wording,
+        judge_method=judge_method,
+    )
+    if question is not None and questions is None:
+        present(
+            lambda on_stage: qa_service.ask(
+                settings,
+                corpus,
+                question,
+                options=options,
+                model=model,
+                on_stage=on_stage,
+            ),
+            render.qa_result,
+            json_out=json_out,
+            live=render.qa_progress,
+        )
+        return
+    if question is not None or questions is None or out is None:
+        fail("give either a QUESTION, or --questions FILE with --out FILE")
+    present(
+        lambda on_answer: qa_service.ask_questions(
+            settings,
+            corpus,
+            questions,
+            out,
+            options=options,
+            model=model,
+            limit=limit,
+            on_answer=on_answer,
+        ),
+        render.answer_set_report,
+        json_out=json_out,
+        live=render.answer_set_progress,
+    )
+
+
+@app.command()
+def chat(
+    *,
+    corpus: CorpusOpt,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", help="Resume the chat with this session id."),
+    ] = None,
+    retriever: RetrieverOpt = "llm",
+    k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
+    citations: CitationsOpt = "constrained",
+    cite_by: CiteByOpt = "quote",
+    wording: WordingOpt = "source",
+    judge_method: JudgeMethodOpt = "scored",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+) -> None:
+    """Chat with a guideline corpus; every claim of every answer is checked."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    options = QAOptions(
+        retriever=retriever,
+        k=k,
+        citations=citations,
+        cite_by=cite_by,
+        wording=wording,
+        judge_method=judge_method,
+    )
+    run(chat_loop(settings, corpus, session, options, model))
+
+
+async def chat_loop(
+    settings: Settings,
+    corpus: str,
+    session_id: str | None,
+    options: QAOptions,
+    model: str | None,
+) -> None:
+    """Run the chat: read questions, answer and check each, until /quit or EOF."""
+    async with qa_service.ChatSession.open(
+        settings, corpus, session_id=session_id, options=options, model=model
+    ) as session:
+        render.chat_banner(corpus, session.session_id, len(await session.history()))
+        while True:
+            line = await asyncio.to_thread(_read_line)
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit", "/q"):
+                break
+            if text == "/sources":
+                render.chat_sources(await session.sources())
+                continue
+            if text.startswith("/"):
+                render.error_line(f"unknown command {text}: use /sources or /quit")
+                continue
+            try:
+                with render.qa_progress() as show:
+                    result = await session.ask(text, on_stage=show)
+            except (InputError, VeriscribeError) as exc:
+                render.error_line(exc.user_message)
+                continue
+            render.qa_result(result)
+        render.chat_goodbye(session.session_id)
+
+
+def _read_line() -> str | None:
+    try:
+        return input(render.chat_prompt())
+    except EOFError:
+        return None
+
+
+@app.command()
+def verify(
+    answer: Annotated[
+        str,
+        typer.Argument(
+            help="File holding the answer (text with citation markers, or the "
+            "JSON of `ask --json`), or - for standard input."
+        ),
+    ],
+    *,
+    corpus: CorpusOpt,
+    question: Annotated[
+        str | None,
+        typer.Option("--question", help="The question the answer answers."),
+    ] = None,
+    k: Annotated[
+        int,
+        typer.Option(
+            "--k", min=0, help="Attribution window (claims a marker credits)."
+        ),
+    ] = 1,
+    no_judge: NoJudgeOpt = False,
+    all_claims: Annotated[
+        bool,
+        typer.Option(
+            "--all-claims",
+            help="Treat every sentence as a claim (no claim filter model call).",
+        ),
+    ] = False,
+    judge_method: JudgeMethodOpt = "scored",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check an answer that carries {{cite:doc:section|quote}} markers."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    given = read_answer(answer)
+    present(
+        lambda on_stage: qa_service.verify_answer(
+            given.answer,
+            corpus=corpus,
+            question=question if question is not None else given.question,
+            k=k,
+            judge=not no_judge,
+            all_claims=all_claims,
+            judge_method=judge_method,
+            read_set=given.read_set,
+            model=model,
+            settings=settings,
+            on_stage=on_stage,
+        ),
+        render.qa_result,
+        json_out=json_out,
+        live=lambda: render.qa_progress("finding the claims"),
+    )
+
+
+@dataclass
+class GivenAnswer:
+    """An answer to verify, as read from a file or standard input."""
+
+    answer: str
+    question: str = ""
+    read_set: list[str] | None = None
+
+
+def read_answer(source: str) -> GivenAnswer:
+    """Read the answer to verify: text with markers, or the JSON of ``ask --json``."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8")
+    except OSError as exc:
+        fail(f"{source}: cannot be read ({exc.strerror})")
+    except UnicodeDecodeError as exc:
+        fail(f"{source}: not UTF-8 text ({exc.reason})")
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("answer"), str):
+            read_set = data.get("read_set")
+            return GivenAnswer(
+                answer=data["answer"],
+                question=str(data.get("question") or ""),
+                read_set=[str(k) for k in read_set]
+                if isinstance(read_set, list)
+                else None,
+            )
+    return GivenAnswer(answer=text)

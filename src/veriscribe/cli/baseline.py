@@ -1,0 +1,87 @@
+"""The ``eval baseline`` commands: Lead-k and naive abstracts in the results format."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from veriscribe.cli import render
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
+    InputsArg,
+    JsonOpt,
+    ModelOpt,
+    settings_for,
+)
+from veriscribe.cli.output import present
+
+app = typer.Typer(
+    help="Baseline abstracts in the results format, for `eval abstracts --against`.",
+    no_args_is_help=True,
+)
+OutOpt = Annotated[
+    Path, typer.Option("--out", "-o", help="Results: one JSON line per article.")
+]
+
+
+@app.command("lead")
+def baseline_lead(
+    inputs: InputsArg,
+    *,
+    out: OutOpt,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k",
+            min=1,
+            help="At most K sentences (default: as many as fit the reference "
+            "length; 3 for articles without a reference).",
+        ),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Lead-k: the first body sentences, up to the reference abstract's length."""
+    from veriscribe.eval.baselines import run_lead
+
+    present(
+        lambda _: asyncio.to_thread(run_lead, inputs, out, k=k),
+        render.baseline_summary,
+        json_out=json_out,
+    )
+
+
+@app.command("naive")
+def baseline_naive(
+    inputs: InputsArg,
+    *,
+    out: OutOpt,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """One prompt with the whole article (cut to the context, recorded) per abstract."""
+    from veriscribe.eval.baselines import run_naive
+
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    present(
+        lambda on_progress: run_naive(
+            settings,
+            inputs,
+            out,
+            model=model,
+            concurrency=concurrency,
+            on_progress=on_progress,
+        ),
+        render.baseline_summary,
+        json_out=json_out,
+        live=lambda: render.CountProgress("naive baseline"),
+    )

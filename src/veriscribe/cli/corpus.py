@@ -1,0 +1,74 @@
+"""The ``corpus`` commands: add guideline documents to a corpus, list and show corpora."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from veriscribe.cli import render
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
+    JsonOpt,
+    ModelOpt,
+    settings_for,
+)
+from veriscribe.cli.output import present
+from veriscribe.service import corpora
+
+app = typer.Typer(help="Manage guideline corpora.", no_args_is_help=True)
+
+
+@app.command("add")
+def corpus_add(
+    name: Annotated[str, typer.Argument(help="Corpus name (created if new).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Guideline files or directories (read recursively)."),
+    ],
+    *,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Add guideline documents to a corpus and summarise their sections."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+
+    async def add(on_progress: corpora.ProgressFn | None) -> dict[str, Any]:
+        report = await corpora.add_corpus(
+            settings, name, paths, model=model, on_progress=on_progress
+        )
+        return report.as_dict()
+
+    present(add, render.ingest_report, json_out=json_out, live=render.ingest_progress)
+
+
+@app.command("list")
+def corpus_list(*, json_out: JsonOpt = False) -> None:
+    """List corpora."""
+    settings = settings_for()
+
+    async def rows(_: None) -> list[dict[str, Any]]:
+        return [c.as_dict() for c in await corpora.list_corpora(settings)]
+
+    present(rows, render.corpora_table, json_out=json_out)
+
+
+@app.command("show")
+def corpus_show(
+    name: Annotated[str, typer.Argument(help="Corpus name.")],
+    *,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show a corpus's documents and sections."""
+    settings = settings_for()
+    present(
+        lambda _: corpora.show_corpus(settings, name),
+        render.corpus_details,
+        json_out=json_out,
+    )

@@ -1,0 +1,370 @@
+"""The ``eval`` commands: score abstracts, answers, retrieval, labellers and judges."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from veriscribe.cli import baseline, render
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    CorpusOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
+    JsonOpt,
+    ModelOpt,
+    PlotOpt,
+    guarded,
+    settings_for,
+)
+from veriscribe.cli.failure import fail
+from veriscribe.cli.output import Report, present, with_plot
+from veriscribe.nodes.qa.state import JudgeMethod, Retriever
+
+# Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
+# when it runs, so that the other commands never load them.
+
+app = typer.Typer(help="Evaluate abstracts, answers, retrieval and labels.")
+app.add_typer(baseline.app, name="baseline")
+
+
+# Repeatable options take Enums: the command line takes no list of Literals.
+class LabellerName(Enum):
+    """A first-sentence labeller ``eval labels`` can score."""
+
+    classifier = "classifier"
+    llm = "llm"
+
+
+class JudgeName(Enum):
+    """A support judge ``eval judge`` can measure (a ``JudgeMethod``)."""
+
+    scored = "scored"
+    sampled = "sampled"
+
+
+class RetrieverName(Enum):
+    """A retriever ``eval retrieval`` can measure (a ``Retriever``)."""
+
+    bm25 = "bm25"
+    dense = "dense"
+    llm = "llm"
+
+
+@app.command("abstracts")
+def eval_abstracts(
+    results: Annotated[
+        Path,
+        typer.Argument(help="Abstract results: JSON (abstract --out) or JSON lines."),
+    ],
+    *,
+    reference: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            "-r",
+            help="Articles with their author abstracts (files, directories, globs), "
+            "or a JSON-lines list of reference abstracts (file, abstract). "
+            "Default: each result's own reference and source.",
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against", help="Second results file: paired bootstrap, results - it."
+        ),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Write box plots of the metrics to this PNG."),
+    ] = None,
+    kb: Annotated[
+        Path | None,
+        typer.Option(
+            "--kb", help="scispaCy-format knowledge base (JSON lines): umls_recall."
+        ),
+    ] = None,
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scorer",
+            help="Model-based metric plug-in: NAME=module:factory (repeatable), "
+            "e.g. alignscore=my_scorers:alignscore.",
+        ),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")
+    ] = 10_000,
+    support: Annotated[
+        bool,
+        typer.Option(
+            "--support",
+            help="Judge each abstract sentence against its article with the QA support "
+            "judge (uses --model): claim_support, claim_support_lenient.",
+        ),
+    ] = False,
+    support_samples: Annotated[
+        int,
+        typer.Option(
+            "--support-samples", min=1, help="Judge samples per sentence (majority)."
+        ),
+    ] = 3,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
+    from veriscribe.eval import abstracts as evaluation
+    from veriscribe.eval.support import support_checker
+    from veriscribe.metrics.scorers import load_scorer_spec
+
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+
+    async def evaluate(_: None) -> Report:
+        for spec in scorer or []:
+            load_scorer_spec(spec)
+        options: dict[str, Any] = {
+            "reference": reference,
+            "against": against,
+            "plot": plot,
+            "kb": kb,
+            "resamples": resamples,
+        }
+        if not support:
+            return await evaluation.eval_abstracts(results, **options)
+        async with support_checker(settings, model, samples=support_samples) as checker:
+            return await evaluation.eval_abstracts(results, **options, support=checker)
+
+    present(evaluate, render.abstract_eval_report, json_out=json_out)
+
+
+@app.command("labels")
+def eval_labels(
+    data: Annotated[Path, typer.Argument(help="BIORC800-format JSON lines.")],
+    *,
+    labeller: Annotated[
+        list[LabellerName] | None,
+        typer.Option("--labeller", help="classifier and/or llm (repeat the option)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N abstracts.")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    plot: PlotOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score the first-sentence labeller(s) on BIORC800-format data."""
+    from veriscribe.eval import labels as evaluation
+    from veriscribe.eval.plots import label_plot
+
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    names = tuple(name.value for name in labeller or [LabellerName.classifier])
+
+    async def evaluate(_: None) -> Report:
+        report = await evaluation.eval_labels(
+            settings, data, labellers=names, limit=limit, model=model
+        )
+        return with_plot(report, plot, lambda r, p: label_plot(r, names, p))
+
+    present(
+        evaluate,
+        lambda report: render.label_report(report, names),
+        json_out=json_out,
+    )
+
+
+@app.command("qa")
+def eval_qa(
+    results: Annotated[
+        Path,
+        typer.Argument(
+            help="Checked answers: `ask --json` / `verify --json` output, one or many."
+        ),
+    ],
+    *,
+    second_judge: Annotated[
+        Path | None,
+        typer.Option(
+            "--second-judge",
+            help="The same answers checked with another judge model: Cohen's kappa.",
+        ),
+    ] = None,
+    plot: PlotOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Score checked answers: claim funnel, coverage by k, VCR, CSR and verdicts."""
+    from veriscribe.eval.plots import qa_funnel_plot
+    from veriscribe.eval.qa import eval_qa as evaluate
+
+    async def score(_: None) -> Report:
+        return with_plot(evaluate(results, second=second_judge), plot, qa_funnel_plot)
+
+    present(score, render.qa_eval_report, json_out=json_out)
+
+
+@app.command("judge")
+def eval_judge(
+    *,
+    corpus: CorpusOpt,
+    sources: Annotated[
+        int,
+        typer.Option(
+            "--sources",
+            min=1,
+            help="Source sentences sampled; each gives up to three labelled pairs.",
+        ),
+    ] = 40,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    method: Annotated[
+        list[JudgeName] | None,
+        typer.Option("--method", help="scored and/or sampled (repeat the option)."),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option("--samples", min=1, help="Samples per judgement.")
+    ] = 3,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Measure support judges on labelled claim/source pairs built from a corpus."""
+    from veriscribe.eval.judge import eval_judge as evaluate
+
+    methods: list[JudgeMethod] = [name.value for name in method or [JudgeName.scored]]
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    present(
+        lambda _: evaluate(
+            settings,
+            corpus,
+            sources=sources,
+            seed=seed,
+            methods=methods,
+            samples=samples,
+            model=model,
+        ),
+        render.judge_eval_report,
+        json_out=json_out,
+    )
+
+
+@app.command("make-questions")
+def eval_make_questions(
+    *,
+    corpus: CorpusOpt,
+    n: Annotated[int, typer.Option("--n", min=1, help="How many questions.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="JSON lines in the cpgQA layout.")
+    ],
+    styles: Annotated[
+        str,
+        typer.Option(
+            "--styles",
+            help="Comma-separated: lookup, scenario, sdm (dealt in turn).",
+        ),
+    ] = "lookup,scenario,sdm",
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
+    min_words: Annotated[
+        int,
+        typer.Option(
+            "--min-words", min=1, help="Skip sections with fewer words than this."
+        ),
+    ] = 40,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write a question set from sampled sections, gated; run again to resume."""
+    from veriscribe.eval.questions import make_questions, parse_styles
+
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    chosen = guarded(lambda: parse_styles(styles))
+    present(
+        lambda on_item: make_questions(
+            settings,
+            corpus,
+            n,
+            out,
+            styles=chosen,
+            seed=seed,
+            min_words=min_words,
+            model=model,
+            on_item=on_item,
+        ),
+        render.questions_report,
+        json_out=json_out,
+        live=render.question_progress,
+    )
+
+
+@app.command("retrieval")
+def eval_retrieval(
+    *,
+    corpus: CorpusOpt,
+    questions: Annotated[
+        Path,
+        typer.Option(
+            "--questions", help="JSON lines with `question` and `passage_id`."
+        ),
+    ],
+    retriever: Annotated[
+        list[RetrieverName] | None,
+        typer.Option("--retriever", help="bm25, dense and/or llm (repeatable)."),
+    ] = None,
+    k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = (
+        "1,3,5,10"
+    ),
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N questions.")
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    plot: PlotOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Measure retrieval hit rate at k on a question set with gold sections."""
+    from veriscribe.eval.plots import retrieval_plot
+    from veriscribe.eval.retrieval import eval_retrieval as evaluate
+
+    methods: list[Retriever] = [
+        name.value for name in retriever or [RetrieverName.bm25]
+    ]
+    cut_offs = parse_cut_offs(k)
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+
+    async def measure(_: None) -> Report:
+        report = await evaluate(
+            settings,
+            corpus,
+            questions,
+            retrievers=methods,
+            ks=cut_offs,
+            limit=limit,
+            model=model,
+        )
+        return with_plot(report, plot, retrieval_plot)
+
+    present(measure, render.retrieval_report, json_out=json_out)
+
+
+def parse_cut_offs(text: str) -> list[int]:
+    """Return the sorted cut-offs of ``--k 1,3,5``; a bad list ends the command."""
+    try:
+        cut_offs = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        fail(f"--k takes comma-separated numbers, not {text!r}")
+    if not cut_offs or cut_offs[0] < 1:
+        fail("--k needs cut-offs of 1 or more")
+    return cut_offs

@@ -1,0 +1,82 @@
+"""How a command shows its result: JSON, one quiet line, or a live view and a report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from veriscribe.cli import render
+from veriscribe.cli.common import guarded, run
+
+T = TypeVar("T")
+Report = dict[str, Any]
+
+
+def present(
+    call: Callable[[Any], Coroutine[Any, Any, T]],
+    report: Callable[[T], None],
+    *,
+    json_out: bool,
+    live: Callable[[], AbstractContextManager[Any]] | None = None,
+    quiet: bool = False,
+    quiet_report: Callable[[T], None] | None = None,
+) -> T:
+    """Run a service call and show its result the way the flags ask.
+
+    Args:
+        call: Starts the service call, given its progress callback (``None`` when
+            nothing watches).
+        report: Prints the result for a reader.
+        json_out: Print the result as JSON instead, with no live view.
+        live: Opens the live view; what it yields is the progress callback.
+        quiet: Show no live view and print the result with ``quiet_report``.
+        quiet_report: Prints the result in one line.
+
+    Returns:
+        The result, for what the command does after showing it.
+    """
+    if json_out or quiet or live is None:
+        result = run(call(None))
+    else:
+        with live() as on_progress:
+            result = run(call(on_progress))
+    if json_out:
+        render.print_json(result)
+    elif quiet and quiet_report is not None:
+        quiet_report(result)
+    else:
+        report(result)
+    return result
+
+
+def with_plot(
+    report: Report, plot: Path | None, draw: Callable[[Report, Path], None]
+) -> Report:
+    """Draw the report into ``plot`` when one is asked for, and record where."""
+    if plot is not None:
+        guarded(lambda: draw(report, plot))
+        report["plot"] = str(plot)
+    return report
+
+
+def present_batch(
+    start: Callable[[Any], Coroutine[Any, Any, Report]],
+    *,
+    quiet: bool,
+    json_out: bool,
+) -> None:
+    """Run a batch with the chosen display; exit 130 when it was interrupted."""
+    summary = present(
+        start,
+        render.batch_summary,
+        json_out=json_out,
+        live=render.BatchView,
+        quiet=quiet,
+        quiet_report=render.batch_line,
+    )
+    if summary.get("interrupted"):
+        raise typer.Exit(130)
