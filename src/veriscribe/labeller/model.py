@@ -29,7 +29,6 @@ and coefficients, the arrays as base64, no pickles), written by
 
 from __future__ import annotations
 
-import base64
 import binascii
 import gzip
 import json
@@ -43,6 +42,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from veriscribe.labeller.arrays import decode_array, encode_array
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
 from veriscribe.labeller.features import Edges, FeatureSpace, Vocabulary
 from veriscribe.text.facets import first_sentence
@@ -53,24 +53,6 @@ WEIGHTS_RESOURCE: Final = "weights.json.gz"
 FORMAT_VERSION: Final = 2
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def decode_array(blob: dict[str, Any]) -> FloatArray:
-    """Decode an array written by :func:`encode_array` (as float64)."""
-    raw = base64.b64decode(blob["data"])
-    array = np.frombuffer(raw, dtype=np.dtype(blob["dtype"]))
-    decoded: FloatArray = array.reshape(blob["shape"]).astype(np.float64)
-    return decoded
-
-
-def encode_array(array: npt.ArrayLike, dtype: str) -> dict[str, Any]:
-    """Encode an array as base64 of its bytes in ``dtype`` (e.g. ``"<f4"``)."""
-    data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
-    return {
-        "dtype": dtype,
-        "shape": list(data.shape),
-        "data": base64.b64encode(data.tobytes()).decode("ascii"),
-    }
 
 
 @dataclass(frozen=True)
