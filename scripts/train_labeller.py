@@ -13,16 +13,18 @@ The model (see ``veriscribe.labeller``): a linear-chain CRF over the sentences o
 abstract, with emissions from word 1-2-gram and character 3-5-gram TF-IDF, cue
 phrases, position indicators (first item, first fifth, decile, second, next-to-last
 and last item), the sentence's shape (numbers, comparisons, passive verbs, length),
-the sentence's first and last tokens and those of its two neighbours, and the
-neighbours' cue phrases, trained on every gold label of a
-sentence (a sentence annotated OBJECTIVE and METHODS accepts either). It learns from
-the training file only; training is deterministic and the weights file it writes is
-the same byte for byte.
+the sentence's first and last tokens and those of its two neighbours, the
+neighbours' cue phrases, and the clusters of the sentence's words (the table
+``clusters.json.gz`` that ``scripts/build_word_clusters.py`` learns from unlabelled
+text), trained on every gold label of a sentence (a sentence annotated OBJECTIVE and
+METHODS accepts either). It learns from the training file only; training is
+deterministic and the weights file it writes is the same byte for byte.
 
 ``--cv K`` scores the shipped settings by K-fold cross-validation over the training
 abstracts, and ``--ablation`` does the same for each variant that drops one part.
-The feature blocks and the regularisation (c=5, c_transitions=3) were chosen by
-their micro F1 on the dev set, which no weight is fitted on. ``--articles`` prints
+The feature blocks, the cluster table's settings and the regularisation (c=5,
+c_transitions=3) were chosen by their micro F1 on the dev set, which no weight is
+fitted on. ``--articles`` prints
 a full-text check: agreement with section headers (Introduction = background or
 objective, Methods = methods, Results = results, Discussion = conclusions) of the
 labels given to the first sentences of the body paragraphs of the JATS and sectioned
@@ -71,6 +73,7 @@ ABLATIONS: dict[str, Settings] = {
     "no neighbour edge tokens": dataclasses.replace(SHIPPED, neighbour_edges=False),
     "no shape indicators": dataclasses.replace(SHIPPED, shape=False),
     "no neighbour cue phrases": dataclasses.replace(SHIPPED, neighbour_cues=False),
+    "no word clusters": dataclasses.replace(SHIPPED, clusters=False),
 }
 
 # Header-derived labels that count as agreeing with a paragraph's top-level section.

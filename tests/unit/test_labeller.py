@@ -13,6 +13,8 @@ from scipy.optimize import check_grad  # type: ignore[import-untyped]
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from veriscribe.labeller import Labeller
+from veriscribe.labeller.cluster_learning import ClusterSettings, kmeans, learn_clusters
+from veriscribe.labeller.clusters import CLUSTERS_RESOURCE, WordClusters, cluster_tokens
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
 from veriscribe.labeller.features import (
     CUE_SIZE,
@@ -334,6 +336,124 @@ def test_gold_matrix_reads_label_sets() -> None:
         gold_matrix([[]], FACETS)
 
 
+# ------------------------------------------------------------------ word clusters
+
+
+def tiny_table() -> WordClusters:
+    words = {"increased": 0, "reduced": 1, "patients": 2, "we": 3}
+    assignments = np.array([[0, 2], [0, 2], [1, 0], [1, 1]])
+    return WordClusters(words, assignments, (2, 3))
+
+
+def test_cluster_tokens_lower_case_and_zero_digits() -> None:
+    # Words of one character ("p", "0", "a") are not tokens, as in the TF-IDF block.
+    assert cluster_tokens("We saw 12 Patients (p<0.05) a") == [
+        "we",
+        "saw",
+        "00",
+        "patients",
+        "00",
+    ]
+
+
+def test_cluster_features_are_normalised_counts_per_granularity() -> None:
+    columns, values = tiny_table().features("Increased, REDUCED; patients, unknown")
+    # Granularity 0: cluster 0 twice, cluster 1 once; granularity 1 (columns 2-4):
+    # cluster 2 twice, cluster 0 once. The unknown word adds nothing.
+    row = np.zeros(5)
+    row[columns] = values
+    np.testing.assert_allclose(
+        row, [2 / 5**0.5, 1 / 5**0.5, 1 / 5**0.5, 0.0, 2 / 5**0.5]
+    )
+    empty_columns, empty_values = tiny_table().features("nothing known here")
+    assert empty_columns.size == 0 and empty_values.size == 0
+
+
+def test_cluster_table_round_trips_and_its_digest_follows_its_content(
+    tmp_path: Path,
+) -> None:
+    table = tiny_table()
+    first, second = tmp_path / "a.json.gz", tmp_path / "b.json.gz"
+    table.save(first)
+    WordClusters.from_file(first).save(second)
+    assert first.read_bytes() == second.read_bytes()
+    assert WordClusters.from_file(first).digest == table.digest
+    moved = WordClusters(table.words, table.assignments.copy(), table.sizes)
+    moved.assignments[3, 1] = 2
+    assert moved.digest != table.digest
+    with pytest.raises(ValueError, match="outside its granularity"):
+        WordClusters(table.words, table.assignments + 2, table.sizes)
+    with pytest.raises(ValueError, match="format"):
+        WordClusters.from_config({"format": 99})
+
+
+def test_cluster_block_follows_the_neighbour_cues() -> None:
+    table = tiny_table()
+    plain = FeatureSpace((), cues=False, position=False, neighbour_cues=True)
+    space = dataclasses.replace(plain, clusters=table)
+    assert space.width == plain.width + table.width
+    rows = space.rows(["We reduced it.", "Nothing."], [0.0, 0.5])
+    first = rows.indices[rows.indptr[0] : rows.indptr[1]]
+    # "we" is in cluster 1 of 2 and cluster 1 of 3; "reduced" in 0 and 2.
+    assert sorted(first[first >= plain.width] - plain.width) == [0, 1, 3, 4]
+    assert rows.indptr[2] - rows.indptr[1] == 2 * CUE_SIZE
+
+
+def test_kmeans_is_seeded_and_finds_separate_groups() -> None:
+    rng = np.random.default_rng(1)
+    points = np.concatenate(
+        [rng.normal(centre, 0.05, size=(20, 2)) for centre in (0.0, 3.0, 6.0)]
+    )
+    labels = kmeans(points, 3, seed=0)
+    np.testing.assert_array_equal(labels, kmeans(points, 3, seed=0))
+    assert len({tuple(labels[i : i + 20]) for i in (0, 20, 40)}) == 3
+    assert all(len(set(labels[i : i + 20])) == 1 for i in (0, 20, 40))
+    with pytest.raises(ValueError, match="clusters for"):
+        kmeans(points[:2], 3, seed=0)
+
+
+def test_learnt_clusters_group_words_that_share_contexts() -> None:
+    texts = [
+        f"the {animal} sat on the mat near {place}"
+        for animal in ("cat", "dog", "fox")
+        for place in ("home", "town")
+    ] + [
+        f"one {colour} car drove very fast to {goal}"
+        for colour in ("red", "blue", "green")
+        for goal in ("work", "school")
+    ]
+    settings = ClusterSettings(dimensions=2, sizes=(2,), min_count=2)
+    table = learn_clusters(texts * 2, settings)
+    cluster = {w: int(table.assignments[row, 0]) for w, row in table.words.items()}
+    assert cluster["cat"] == cluster["dog"] == cluster["fox"] == cluster["mat"]
+    assert cluster["red"] == cluster["blue"] == cluster["green"] == cluster["car"]
+    assert cluster["cat"] != cluster["red"]
+    assert learn_clusters(texts * 2, settings).digest == table.digest
+    with pytest.raises(ValueError, match="too few"):
+        learn_clusters(texts[:1], settings)
+
+
+def test_shipped_weights_name_the_shipped_cluster_table() -> None:
+    document = Labeller.load().to_document()
+    table = WordClusters.load()
+    assert document["clusters"]["sha256"] == table.digest
+    assert Labeller.load().space.clusters is table
+    # A frequent word gets a cluster at each granularity.
+    assert table.words.keys() >= {"patients", "we", "results", "increased"}
+    other = {**document, "clusters": {**document["clusters"], "sha256": "0" * 64}}
+    with pytest.raises(ValueError, match="retrain the labeller"):
+        Labeller.from_document(other)
+
+
+def test_weights_and_clusters_together_stay_under_two_megabytes() -> None:
+    package = resources.files("veriscribe.labeller")
+    sizes = [
+        len(package.joinpath(name).read_bytes())
+        for name in (WEIGHTS_RESOURCE, CLUSTERS_RESOURCE)
+    ]
+    assert sum(sizes) < 2_000_000
+
+
 # --------------------------------------------------------------- shipped weights
 
 
@@ -355,8 +475,9 @@ def test_load_is_cached_and_the_divide_node_uses_it() -> None:
 @needs_data
 def test_dev_micro_f1_with_shipped_weights() -> None:
     # 0.853 for the sentence-by-sentence classifier, 0.897 for the CRF without the
-    # fine position, shape and neighbour cue features.
-    assert score(Labeller.load(), load("dev")) >= 0.90
+    # fine position, shape and neighbour cue features, 0.901 without the word
+    # clusters; 0.911 with them.
+    assert score(Labeller.load(), load("dev")) >= 0.91
 
 
 @needs_data

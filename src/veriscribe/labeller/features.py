@@ -6,7 +6,8 @@ conclusion", "p <", ...), then the position indicators, then the sentence's edge
 (its first one to four and last one or two tokens, e.g. ``first2:we enrolled``), then
 the edges of the sentence before and of the one after, then the sentence's shape
 (numbers, comparisons, passive verbs, length), then the cue phrases of the sentences
-before and after. The same code builds the rows when the model is trained and when it
+before and after, then the clusters of its words (see :mod:`veriscribe.labeller.clusters`).
+The same code builds the rows when the model is trained and when it
 labels, so the two cannot drift apart.
 The TF-IDF weighting is scikit-learn's ``TfidfVectorizer`` with ``sublinear_tf=True``
 (the tests hold it to that): a term's idf is ``ln((1 + n) / (1 + df)) + 1``, its
@@ -24,6 +25,8 @@ from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from veriscribe.labeller.clusters import WordClusters
 
 __all__ = [
     "CUES",
@@ -408,6 +411,7 @@ class FeatureSpace:
     neighbour_edges: bool = False
     shape: bool = False
     neighbour_cues: bool = False
+    clusters: WordClusters | None = None
 
     def __post_init__(self) -> None:
         if self.neighbour_edges and self.edges is None:
@@ -428,6 +432,8 @@ class FeatureSpace:
         if self.edges is not None:
             width += self.edges.size * (3 if self.neighbour_edges else 1)
         width += SHAPE_SIZE * self.shape + 2 * CUE_SIZE * self.neighbour_cues
+        if self.clusters is not None:
+            width += self.clusters.width
         return width
 
     def rows(self, sentences: Sequence[str], positions: Sequence[float]) -> Rows:
@@ -491,6 +497,11 @@ class FeatureSpace:
                     indices.append(np.arange(offset, offset + CUE_SIZE))
                     values.append(found * NEIGHBOUR_WEIGHT)
                     offset += CUE_SIZE
+            if self.clusters is not None:
+                columns, weights = self.clusters.features(sentence)
+                indices.append(columns + offset)
+                values.append(weights)
+                offset += self.clusters.width
             indptr.append(indptr[-1] + sum(len(v) for v in values[first_block:]))
         return Rows(
             indptr=np.asarray(indptr, dtype=np.int64),

@@ -4,11 +4,11 @@ The labeller reads a *sequence* of sentences: the sentences of an abstract in or
 when it is scored on BIORC800, the first sentences of an article's paragraphs in
 order when the divide step uses it. Each sentence gets linear emission scores from its
 own features (word and character n-gram TF-IDF, cue phrases, position indicators, its
-first and last tokens, its shape: numbers, comparisons, passive verbs, length) and
-from the first and last tokens and the cue phrases of the sentences before and after
-it; the CRF's label-to-label scores tie neighbours together, so a sentence that could
-be methods or results leans towards what surrounds it. Viterbi picks the best
-labelling of the whole sequence.
+first and last tokens, its shape: numbers, comparisons, passive verbs, length, the
+clusters of its words) and from the first and last tokens and the cue phrases of the
+sentences before and after it; the CRF's label-to-label scores tie neighbours
+together, so a sentence that could be methods or results leans towards what surrounds
+it. Viterbi picks the best labelling of the whole sequence.
 
 Position. In training a sentence's position is its index over the abstract's length;
 in use it is a paragraph's index over the article's paragraph count. Abstracts always
@@ -16,20 +16,21 @@ run background, objective, methods, results, conclusions, but many papers put Me
 after the Discussion. The shipped model reads "first item", "in the first fifth", the
 decile, and whether the item is the second, next-to-last or last
 (``Settings.fine_position``). With the coarse two alone it scored 0.897 micro F1 on
-BIORC800 dev; with all of them and the shape and neighbour cue features, 0.901, and it
+BIORC800 dev; with all of them and the shape and neighbour cue features, 0.901 (0.911
+with the word clusters of :mod:`veriscribe.labeller.clusters` added), and it
 agrees better with full-text section headers (0.562 against 0.544), methods paragraphs
 included: the emission of a clear methods paragraph outweighs its decile. The
 transitions keep a section's paragraphs together, and a paper whose Methods come last
 pays one conclusions-to-methods step, not one per paragraph.
 
 The weights ship as gzipped JSON (``weights.json.gz``: terms, document frequencies
-and coefficients, the arrays as base64, no pickles), written by
+and coefficients, the arrays as base64, no pickles, and the digest of the word-cluster
+table ``clusters.json.gz`` they were trained with), written by
 ``scripts/train_labeller.py``; labelling needs numpy only. They are read on first use.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import gzip
 import json
@@ -43,6 +44,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from veriscribe.labeller.arrays import decode_array, encode_array
+from veriscribe.labeller.clusters import CLUSTERS_RESOURCE, WordClusters
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
 from veriscribe.labeller.features import Edges, FeatureSpace, Vocabulary
 from veriscribe.text.facets import first_sentence
@@ -53,24 +56,6 @@ WEIGHTS_RESOURCE: Final = "weights.json.gz"
 FORMAT_VERSION: Final = 2
 
 FloatArray = npt.NDArray[np.float64]
-
-
-def decode_array(blob: dict[str, Any]) -> FloatArray:
-    """Decode an array written by :func:`encode_array` (as float64)."""
-    raw = base64.b64decode(blob["data"])
-    array = np.frombuffer(raw, dtype=np.dtype(blob["dtype"]))
-    decoded: FloatArray = array.reshape(blob["shape"]).astype(np.float64)
-    return decoded
-
-
-def encode_array(array: npt.ArrayLike, dtype: str) -> dict[str, Any]:
-    """Encode an array as base64 of its bytes in ``dtype`` (e.g. ``"<f4"``)."""
-    data = np.ascontiguousarray(array, dtype=np.dtype(dtype))
-    return {
-        "dtype": dtype,
-        "shape": list(data.shape),
-        "data": base64.b64encode(data.tobytes()).decode("ascii"),
-    }
 
 
 @dataclass(frozen=True)
@@ -150,6 +135,7 @@ class Labeller:
             neighbour_edges=bool(document.get("neighbour_edges", False)),
             shape=bool(document.get("shape", False)),
             neighbour_cues=bool(document.get("neighbour_cues", False)),
+            clusters=_clusters(document.get("clusters")),
         )
         transitions = document["transitions"]
         return cls(
@@ -191,6 +177,13 @@ class Labeller:
             "neighbour_edges": self.space.neighbour_edges,
             "shape": self.space.shape,
             "neighbour_cues": self.space.neighbour_cues,
+            "clusters": None
+            if self.space.clusters is None
+            else {
+                "resource": CLUSTERS_RESOURCE,
+                "sizes": list(self.space.clusters.sizes),
+                "sha256": self.space.clusters.digest,
+            },
             "coef": encode_array(self.coef, "<f2"),
             "intercept": encode_array(self.intercept, "<f8"),
             "transitions": {
@@ -249,6 +242,23 @@ class Labeller:
         count = len(paragraphs)
         sentences = [first_sentence(text) for text in paragraphs]
         return self.label(sentences, [index / count for index in range(count)])
+
+
+def _clusters(reference: dict[str, Any] | None) -> WordClusters | None:
+    """Return the shipped cluster table if the weights were trained with it.
+
+    Raises:
+        ValueError: The weights name a table other than the shipped one.
+    """
+    if reference is None:
+        return None
+    table = WordClusters.load()
+    if reference["sha256"] != table.digest:
+        raise ValueError(
+            f"the weights were trained with word clusters {reference['sha256'][:12]}, "
+            f"but {CLUSTERS_RESOURCE} holds {table.digest[:12]}: retrain the labeller"
+        )
+    return table
 
 
 @cache

@@ -16,6 +16,7 @@ import numpy.typing as npt
 import scipy.sparse as sp  # type: ignore[import-untyped]
 from scipy.optimize import minimize  # type: ignore[import-untyped]
 
+from veriscribe.labeller.clusters import WordClusters
 from veriscribe.labeller.crf import Transitions, negative_log_likelihood
 from veriscribe.labeller.features import Edges, FeatureSpace, Rows, Vocabulary
 from veriscribe.labeller.model import Labeller
@@ -64,6 +65,10 @@ class Settings:
             forms, length bucket (see ``features.shape_features``).
         neighbour_cues: The cue-phrase indicators of the sentences before and
             after, at half weight.
+        clusters: The l2-normalised counts of the sentence's word clusters at each
+            granularity of the shipped table (``clusters.json.gz``, learnt from
+            unlabelled text). On in the shipped model: BIORC800 dev micro F1 0.901
+            without, 0.911 with.
         sequence: Learn label-to-label transitions (a CRF); without, each sentence is
             labelled alone (multinomial logistic regression on the gold sets).
         c: Inverse L2 strength on the emission weights.
@@ -81,6 +86,7 @@ class Settings:
     neighbour_edges: bool = True
     shape: bool = True
     neighbour_cues: bool = True
+    clusters: bool = True
     sequence: bool = True
     c: float = 5.0
     c_transitions: float = 3.0
@@ -213,8 +219,12 @@ def train(
     abstracts: Sequence[Abstract],
     labels: Sequence[str],
     settings: Settings = Settings(),
+    clusters: WordClusters | None = None,
 ) -> Labeller:
     """Train a labeller on abstracts whose sentences carry gold label sets.
+
+    ``clusters`` is the word-cluster table to read when ``settings.clusters`` is on
+    (default: the shipped one).
 
     Raises:
         ValueError: A gold label outside ``labels``, or a sentence without one.
@@ -238,6 +248,7 @@ def train(
         neighbour_edges=settings.edges and settings.neighbour_edges,
         shape=settings.shape,
         neighbour_cues=settings.neighbour_cues,
+        clusters=(clusters or WordClusters.load()) if settings.clusters else None,
     )
     x = _rows_matrix(features(space, abstracts))
     accepted = gold_matrix([g for a in abstracts for g in a.labels], labels)
