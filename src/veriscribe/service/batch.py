@@ -797,9 +797,7 @@ async def work_run(
         NotFound: No run has this id.
     """
     async with open_store(settings) as store:
-        record = await runs.get_run(store, run_id)
-        if record is None:
-            raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+        record = await stored_run(store, run_id)
         config = RunConfig.from_dict(record.config)
         if out is not None:
             config = dataclasses.replace(config, out=absolute(out))
@@ -834,9 +832,7 @@ async def resume_run(
         NotFound: No run has this id.
     """
     async with open_store(settings) as store:
-        record = await runs.get_run(store, run_id)
-    if record is None:
-        raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+        record = await stored_run(store, run_id)
     config = RunConfig.from_dict(record.config)
     return await run_batch(
         settings,
@@ -868,13 +864,23 @@ def run_state(record: RunRecord, counts: Counts, sessions: Sequence[Session]) ->
     return "interrupted" if sessions else record.status
 
 
+async def stored_run(store: Store, run_id: str) -> runs.RunRecord:
+    """Return the run named ``run_id``.
+
+    Raises:
+        NotFound: No run has this id.
+    """
+    record = await runs.get_run(store, run_id)
+    if record is None:
+        raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+    return record
+
+
 async def run_summary(
     store: Store, run_id: str, *, failures: int | None = None
 ) -> dict[str, Any]:
     """Return a run's summary: config, state, counts, timings, tokens, failures."""
-    record = await runs.get_run(store, run_id)
-    if record is None:
-        raise NotFound(f"no run {run_id!r} (see `veriscribe runs list`)")
+    record = await stored_run(store, run_id)
     counts = await runs.counts(store, run_id)
     sessions = await runs.sessions(store, run_id)
     failed = await runs.items(store, run_id, "failed")
