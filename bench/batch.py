@@ -37,7 +37,6 @@ import sqlite3
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.graphs.abstract import (
@@ -46,6 +45,7 @@ from veriscribe.graphs.abstract import (
     build_abstract_graph,
 )
 from veriscribe.llm.factory import make_llm
+from veriscribe.results import BatchSummary
 from veriscribe.service.batch import run_batch
 from veriscribe.settings import Settings
 from veriscribe.store.articles import article_key, put_articles
@@ -110,7 +110,7 @@ def checkpoint_bytes(db: Path) -> int:
 
 async def batch_run(
     work: Path, name: str, dataset: Path, latency: float, concurrency: int
-) -> tuple[float, dict[str, Any]]:
+) -> tuple[float, BatchSummary]:
     """Run the batch on a fresh database; return its wall time and summary."""
     settings = Settings(db=work / f"{name}.sqlite")
     started = time.perf_counter()
@@ -152,7 +152,7 @@ async def reference_run(
                 article = queue.get_nowait()
                 deps = AbstractDeps(llm=llm, store=store, options=options)
                 key = article_key(article)
-                deps._articles[key] = article
+                deps.articles[key] = article
                 # max_concurrency 1: the facets of an article one after another.
                 await graph.ainvoke(
                     {"doc_key": key}, {"max_concurrency": 1}, context=deps
@@ -222,11 +222,11 @@ async def main() -> None:
         seconds, summary = await batch_run(
             work, "batch", dataset, args.latency, args.concurrency
         )
-        calls = summary["session"]["calls"]
+        calls = summary.session.calls
         ideal = calls * args.latency / args.concurrency
         efficiency = ideal / seconds
         print(
-            f"(a) batch: {summary['done']} done, {summary['failed']} failed, "
+            f"(a) batch: {summary.done} done, {summary.failed} failed, "
             f"{calls} calls in {seconds:.2f}s at concurrency {args.concurrency}, "
             f"latency {args.latency}s; ideal {ideal:.2f}s; "
             f"efficiency {efficiency:.3f}"
@@ -250,7 +250,7 @@ async def main() -> None:
         zero_seconds, zero = await batch_run(work, "zero", small, 0.0, args.concurrency)
         overhead_ms = zero_seconds / n_over * 1000
         print(
-            f"(c) zero latency: {n_over} articles, {zero['session']['calls']} calls "
+            f"(c) zero latency: {n_over} articles, {zero.session.calls} calls "
             f"in {zero_seconds:.2f}s: {overhead_ms:.1f} ms per article"
         )
 

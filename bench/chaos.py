@@ -206,7 +206,7 @@ class Bench:
 
     # ------------------------------------------------------------------ commands
 
-    def model(self, seed: int) -> str:
+    def model(self, seed: int | str) -> str:
         """Return the faulty simulated model SPEC for a seed."""
         return f"sim:latency={self.latency:g},fail={self.fail:g},seed={seed}"
 

@@ -28,12 +28,12 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 # The script's own directory is on the path: share bench/batch.py's article copies.
 from batch import dev_articles, write_copies
 from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.fake_server import FakeServer
+from veriscribe.results import RunSummary
 from veriscribe.service.batch import run_batch, show_run
 from veriscribe.settings import LLMSettings, Settings
 
@@ -45,7 +45,7 @@ async def trial(
     servers: list[FakeServer],
     per_server: int,
     kill: tuple[FakeServer, float] | None = None,
-) -> tuple[float, dict[str, Any]]:
+) -> tuple[float, RunSummary]:
     """Run the batch over ``servers``; return its wall time and ``runs show`` summary."""
     settings = Settings(
         db=work / f"{name}.sqlite",
@@ -72,7 +72,7 @@ async def trial(
         killer(),
     )
     seconds = time.perf_counter() - started
-    return seconds, await show_run(settings, summary["run_id"])
+    return seconds, await show_run(settings, summary.run_id)
 
 
 def written_abstracts(path: Path) -> int:
@@ -112,12 +112,12 @@ async def main() -> None:
             for server in servers:
                 server.kill()
         times[count] = seconds
-        calls = shown["calls"]
+        calls = shown.calls
         ideal = calls * args.latency / (count * args.per_server)
         peaks = [s.stats.peak_in_flight for s in servers]
         rejected += sum(s.stats.rejected for s in servers)
         print(
-            f"servers={count} articles={shown['done']}/{shown['total']} "
+            f"servers={count} articles={shown.done}/{shown.total} "
             f"calls={calls} seconds={seconds:.1f} ideal={ideal:.1f} "
             f"efficiency={ideal / seconds:.2f} speedup={times[1] / seconds:.2f} "
             f"peak_in_flight={peaks}",
@@ -141,14 +141,14 @@ async def main() -> None:
         for server in servers:
             server.kill()
     written = written_abstracts(work / "killed.jsonl")
-    lost = shown["total"] - shown["done"] - shown["failed"]
+    lost = shown.total - shown.done - shown.failed
     print(
-        f"killed trial: seconds={seconds:.1f} done={shown['done']} "
-        f"failed={shown['failed']} lost={lost} abstracts_written={written} "
-        f"dropped_by_victim={victim.stats.failed} call_log={shown['call_log']}",
+        f"killed trial: seconds={seconds:.1f} done={shown.done} "
+        f"failed={shown.failed} lost={lost} abstracts_written={written} "
+        f"dropped_by_victim={victim.stats.failed} call_log={shown.call_log}",
         flush=True,
     )
-    for row in shown["endpoints"]:
+    for row in shown.endpoints:
         marker = " (killed)" if row["endpoint"] == victim.url else ""
         print(
             f"  {row['endpoint']}{marker}: calls={row['calls']} errors={row['errors']} "
@@ -160,7 +160,7 @@ async def main() -> None:
     efficiency = times[1] / times[4] / 4
     print(
         f"speedup_2={times[1] / times[2]:.2f} speedup_4={times[1] / times[4]:.2f} "
-        f"efficiency_4={efficiency:.2f} killed_done={shown['done']}/{shown['total']} "
+        f"efficiency_4={efficiency:.2f} killed_done={shown.done}/{shown.total} "
         f"killed_lost={lost} rejected={rejected}"
     )
 

@@ -37,6 +37,7 @@ from typing import Any
 from veriscribe.eval.qa import eval_qa, read_results
 from veriscribe.nodes.qa.answer import plain_answer
 from veriscribe.nodes.qa.state import QAOptions
+from veriscribe.results import QuestionSetAnswer
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
 from veriscribe.settings import Settings
@@ -69,9 +70,9 @@ async def run_mode(
     mode = config
     seconds: list[float] = []
 
-    def timed(result: dict[str, Any]) -> None:
-        seconds.append(float(result.get("seconds", 0.0)))
-        verdicts = Counter(c.get("status") for c in result.get("claims", []))
+    def timed(result: QuestionSetAnswer) -> None:
+        seconds.append(result.seconds)
+        verdicts = Counter(c.status for c in result.claims)
         print(
             f"  {mode} {len(seconds)}/{limit}: {seconds[-1]:.0f} s, "
             f"claims {dict(verdicts)}",

@@ -1,4 +1,4 @@
-"""What veriscribe returns: abstracts, checked answers, and their vocabularies.
+"""What veriscribe returns: abstracts, batch runs, checked answers, and their vocabularies.
 
 The result models are the ``--json`` output of the commands, field for field; the
 vocabularies (quote tiers, verdicts, claim statuses) are defined here once, and every
@@ -56,6 +56,17 @@ class Result(BaseModel):
     """A result: exactly the fields of its JSON, no others."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def plain(data: Any) -> Any:
+    """Return ``data`` with every result in it as its JSON object (for ``--json``)."""
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    if isinstance(data, dict):
+        return {key: plain(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [plain(value) for value in data]
+    return data
 
 
 class Usage(Result):
@@ -139,6 +150,84 @@ class FailedLine(Result):
     seconds: float
     attempts: int
     run_id: str
+
+
+class RunFailure(Result):
+    """An article of a run that failed, and why."""
+
+    source: str
+    id: str | None
+    reason: str | None
+    attempts: int
+
+
+class RunSession(Result):
+    """One worker's time on a run (clock times in seconds since the epoch)."""
+
+    worker: str
+    started: float
+    heartbeat: float
+    ended: float | None
+    outcome: str | None
+
+
+class SessionReport(Result):
+    """What this worker's session of a batch did."""
+
+    worker: str
+    outcome: str
+    processed: int
+    calls: int
+    call_limit: int
+    peak_calls_in_flight: int
+    prompt_tokens: int
+    output_tokens: int
+    seconds: float
+    output_repair: dict[str, int] | None
+    """How the results file was repaired from the database before the run went on."""
+
+
+class RunListing(Result):
+    """A run as ``runs list`` shows it: its config, state, counts and usage."""
+
+    run_id: str
+    status: str
+    created: float
+    updated: float
+    model: str | None
+    options: dict[str, Any] | None
+    inputs: list[str] | None
+    out: str | None
+    concurrency: int | None
+    total: int
+    pending: int
+    running: int
+    done: int
+    failed: int
+    calls: int
+    prompt_tokens: int
+    output_tokens: int
+    cached_calls: int
+    item_seconds: float
+    remaining: int
+    seconds: float
+    call_log: dict[str, int]
+    """Model calls by outcome (``ok``, ``error``, ``cached`` ...)."""
+
+
+class RunSummary(RunListing):
+    """A run as ``runs show`` shows it: also its sessions, servers and failures."""
+
+    sessions: list[RunSession]
+    endpoints: list[dict[str, Any]]
+    failures: list[RunFailure]
+
+
+class BatchSummary(RunSummary):
+    """What a batch command returns: the run's summary and this worker's session."""
+
+    session: SessionReport
+    interrupted: bool
 
 
 # ---------------------------------------------------------------------------- answers

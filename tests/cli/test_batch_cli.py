@@ -126,9 +126,9 @@ def test_progress_line_and_view_render() -> None:
         "done 3 · failed 1 · remaining 6 · in flight: 4 articles, 2/4 calls · "
         "100 tok/s · ETA 15.0s"
     )
-    view = render.BatchView()
-    view.progress = progress
     console = Console(width=100, record=True, color_system=None)
+    view = render.BatchView(console)
+    view.progress = progress
     console.print(view._render())
     text = console.export_text()
     assert "run run-abc" in text and "4/10 articles" in text
@@ -191,7 +191,7 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
             handle_signals=False,
         )
     )
-    needed = clean["session"]["calls"]
+    needed = clean.session.calls
     assert calls_after == needed - stored_before
     assert scalar(db, "SELECT COUNT(*) FROM llm_cache") == needed
     # The resumed run wrote what an uninterrupted run writes.

@@ -18,8 +18,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from qa_helpers import GUIDELINE, cite
-from veriscribe.cli import render
+from veriscribe.cli import render, terminal
 from veriscribe.cli.app import app
+from veriscribe.results import CheckedAnswer
 
 runner = CliRunner()
 
@@ -267,7 +268,7 @@ def test_ask_renders_badges_quotes_and_funnel(
     corpus: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     buffer = io.StringIO()
-    monkeypatch.setattr(render, "console", Console(file=buffer, width=100))
+    monkeypatch.setattr(terminal, "stdout", Console(file=buffer, width=100))
     result = invoke(
         "verify",
         "-",
@@ -361,37 +362,44 @@ def test_chat_in_a_real_terminal(corpus: str, tmp_path: Path) -> None:
         os.close(leader)
 
 
-def test_the_display_shows_source_passages_and_unchecked_sentences(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_display_shows_source_passages_and_unchecked_sentences() -> None:
     buffer = io.StringIO()
-    monkeypatch.setattr(render, "console", Console(file=buffer, width=200))
+    console = Console(file=buffer, width=200)
     quote = "aspirin in children under 16 years"
-    result: dict[str, Any] = {
+    citation = {
+        "n": 1,
+        "doc_id": "g",
+        "section_id": "s",
+        "tier": "exact",
+        "quote": quote,
+        "source": "Avoid aspirin in children under 16 years.",
+    }
+    fields: dict[str, Any] = {
+        "question": "Is aspirin fine?",
         "answer": "Aspirin is fine.",
         "answer_numbered": "Aspirin is fine. [1]",
+        "not_found": False,
+        "error": None,
         "claims": [
             {
                 "text": "Aspirin is fine.",
                 "status": "unsupported",
+                "verdict": "not_supported",
+                "votes": [],
                 "shortfall": None,
-                "recovered_quote": None,
-                "note": "not certified: the source says 'avoid' where the claim does not",
                 "judged_by": "model",
-                "citations": [{"n": 1}],
+                "score": None,
+                "citations": [citation],
+                "recovered_quote": None,
+                "recovered_from": None,
+                "note": "not certified: the source says 'avoid' where the claim does not",
             }
         ],
+        "citations": [citation | {"span": None, "note": ""}],
         "not_checked": ["Here is what the guideline says."],
-        "citations": [
-            {
-                "n": 1,
-                "doc_id": "g",
-                "section_id": "s",
-                "tier": "exact",
-                "quote": quote,
-                "source": "Avoid aspirin in children under 16 years.",
-            }
-        ],
+        "checked_claims": 1,
+        "read_set": ["g:s"],
+        "retrieval": {"method": "given", "candidates": 1, "notes": []},
         "funnel": {
             "sentences": 2,
             "claims": 1,
@@ -403,15 +411,39 @@ def test_the_display_shows_source_passages_and_unchecked_sentences(
             "not_checked": 1,
         },
         "metrics": {"ccr": 0.0, "scr": 0.0},
+        "sentences": 2,
+        "notes": [],
+        "prompt_ids": [],
+        "thread_id": "t",
+        "reused": False,
+        "usage": {},
+        "seconds": 0.0,
+        "corpus": "c",
+        "model": None,
+        "options": {
+            "retriever": "bm25",
+            "k": 3,
+            "window": 1,
+            "judge": True,
+            "all_claims": False,
+            "samples": 3,
+            "citations": "free",
+            "cite_by": "quote",
+            "wording": "free",
+            "judge_method": "scored",
+        },
     }
-    render.qa_result(result, show_usage=False)
+    result = CheckedAnswer.model_validate(fields)
+    render.qa_result(console, result, show_usage=False, errors=console)
     out = buffer.getvalue()
     assert 'in the source: "Avoid aspirin in children under 16 years."' in out
     assert "not checked" in out and "Here is what the guideline says." in out
     assert "1 not checked" in out
-    result.update(claims=[], not_checked=["Hello."], citations=[])
-    result["funnel"].update(claims=0, covered=0, verbatim=0)
+    fields.update(claims=[], not_checked=["Hello."], citations=[])
+    fields["funnel"].update(claims=0, covered=0, verbatim=0)
     buffer.truncate(0)
-    render.qa_result(result, show_usage=False)
+    render.qa_result(
+        console, CheckedAnswer.model_validate(fields), show_usage=False, errors=console
+    )
     assert "No claim of this answer was checked" in buffer.getvalue()
     assert "(no claim checked)" in buffer.getvalue()

@@ -15,9 +15,12 @@ from veriscribe.cli.app import app
 from veriscribe.results import (
     AbstractResult,
     BatchLine,
+    BatchSummary,
     CheckedAnswer,
     FailedLine,
     QuestionSetAnswer,
+    RunListing,
+    RunSummary,
 )
 
 runner = CliRunner()
@@ -47,11 +50,22 @@ def test_batch_lines_are_batch_or_failed_lines(tmp_path: Path) -> None:
     broken = tmp_path / "broken.xml"
     broken.write_text("<article><body><p>cut off", encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    run_json("batch", str(EXAMPLE), str(broken), "-o", str(out), "--model", "sim")
+    summary = run_json(
+        "batch", str(EXAMPLE), str(broken), "-o", str(out), "--model", "sim"
+    )
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert sorted("error" in line for line in lines) == [False, True]
     for line in lines:
         same(FailedLine if "error" in line else BatchLine, line)
+    same(BatchSummary, summary)
+    assert (summary["done"], summary["failed"]) == (1, 1)
+    (listed,) = run_json("runs", "list")
+    same(RunListing, listed)
+    shown = run_json("runs", "show", summary["run_id"])
+    same(RunSummary, shown)
+    assert [f["reason"] for f in shown["failures"]] == [
+        f["reason"] for f in summary["failures"]
+    ]
 
 
 def test_checked_answers_are_checked_answers(tmp_path: Path) -> None:

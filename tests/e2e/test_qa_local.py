@@ -45,9 +45,9 @@ async def test_ask_and_verify_on_cpgqa_passages(
 
     options = QAOptions(retriever="bm25", k=2)
     result = await ask(settings, "cpgqa", QUESTION, options=options)
-    assert "cpgqa:p002" in result["read_set"]
-    assert result["answer"].strip()
-    funnel = result["funnel"]
+    assert "cpgqa:p002" in result.read_set
+    assert result.answer.strip()
+    funnel = result.funnel
     assert (
         funnel["sentences"]
         >= funnel["claims"]
@@ -56,29 +56,29 @@ async def test_ask_and_verify_on_cpgqa_passages(
         >= funnel["lenient"]
         >= funnel["strict"]
     )
-    if not result["not_found"]:
+    if not result.not_found:
         # Which sentences are claims is the (small) model's call; the split is not.
-        assert result["sentences"] >= 1, result["answer"]
-    for claim in result["claims"]:
-        assert claim["status"] in STATUSES
-        for citation in claim["citations"]:
-            assert citation["tier"] in TIERS
-    assert result["usage"]["calls"] >= 1
+        assert result.sentences >= 1, result.answer
+    for claim in result.claims:
+        assert claim.status in STATUSES
+        for citation in claim.citations:
+            assert citation.tier in TIERS
+    assert result.usage.calls >= 1
 
     # Checking the same answer again gives what ask reported, from cached calls.
     checked = await verify_answer(
-        result["answer"],
+        result.answer,
         corpus="cpgqa",
         question=QUESTION,
-        read_set=result["read_set"],
+        read_set=result.read_set,
         settings=settings,
     )
-    assert checked["claims"] == result["claims"]
-    assert checked["funnel"] == result["funnel"]
+    assert checked.claims == result.claims
+    assert checked.funnel == result.funnel
     # Nothing is computed again: every call the check makes was made by ask (with the
     # guideline's own sentences as the answer it may need none, the lexical lane
     # certifies them).
-    assert checked["usage"]["calls"] == 0
+    assert checked.usage.calls == 0
 
     # A small question set from the same corpus, gated, then scored for retrieval.
     out = tmp_path / "questions.jsonl"

@@ -19,6 +19,7 @@ from veriscribe.documents.articles import Article, Paragraph
 from veriscribe.errors import VeriscribeError
 from veriscribe.graphs.abstract import AbstractOptions, build_abstract_graph
 from veriscribe.llm.client import LLM
+from veriscribe.results import AbstractResult
 from veriscribe.service.abstracts import run_abstract
 from veriscribe.store.db import Store
 
@@ -123,7 +124,7 @@ async def run(
     llm: LLM,
     options: AbstractOptions | None = None,
     art: Article | None = None,
-) -> dict[str, Any]:
+) -> AbstractResult:
     return await run_abstract(
         store, llm, art or article(), options or AbstractOptions()
     )
@@ -142,23 +143,23 @@ def kinds(chat: ScriptedChatModel) -> list[str]:
 async def test_normal_path(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder())
     result = await run(store, scripted_llm(chat))
-    assert result["abstract"] == "Refined abstract."
-    assert result["refined"] and result["fallbacks"] == []
-    by_name = {f["name"]: f for f in result["facets"]}
-    assert by_name["methods"]["paragraphs"] == [2, 3]
-    assert by_name["other"]["status"] == "empty"
+    assert result.abstract == "Refined abstract."
+    assert result.refined and result.fallbacks == []
+    by_name = {f.name: f for f in result.facets}
+    assert by_name["methods"].paragraphs == [2, 3]
+    assert by_name["other"].status == "empty"
     # one labelling call, five facets with text, one refinement
     assert sorted(kinds(chat)) == sorted(["label"] + ["facet"] * 5 + ["refine"])
-    assert result["usage"]["calls"] == 7
-    assert "Summary of methods." in result["draft"]
-    assert result["draft"].index("background") < result["draft"].index("results")
+    assert result.usage.calls == 7
+    assert "Summary of methods." in result.draft
+    assert result.draft.index("background") < result.draft.index("results")
 
 
 async def test_some_facets_empty_cost_no_call(store: Store) -> None:
     roles = ["background"] * 3 + ["results"] * 3
     chat = ScriptedChatModel(responder=responder(roles=roles))
     result = await run(store, scripted_llm(chat))
-    statuses = {f["name"]: f["status"] for f in result["facets"]}
+    statuses = {f.name: f.status for f in result.facets}
     assert statuses == {
         "background": "ok",
         "results": "ok",
@@ -174,21 +175,21 @@ async def test_all_empty_regroups_then_lead300(store: Store) -> None:
     empty = json.dumps({"summary": "", "reasoning": "nothing"})
     chat = ScriptedChatModel(responder=responder(facet=lambda p: empty))
     result = await run(store, scripted_llm(chat))
-    assert result["fallbacks"][0] == "facet_failed:background"
-    assert "regroup" in result["fallbacks"]
-    leads = [f for f in result["fallbacks"] if f.startswith("lead300:")]
+    assert result.fallbacks[0] == "facet_failed:background"
+    assert "regroup" in result.fallbacks
+    leads = [f for f in result.fallbacks if f.startswith("lead300:")]
     assert sorted(leads) == [
         "lead300:intro",
         "lead300:main_idea",
         "lead300:results_conclusions",
     ]
-    names = [f["name"] for f in result["facets"]]
+    names = [f.name for f in result.facets]
     assert sorted(names) == ["intro", "main_idea", "results_conclusions"]
-    intro = next(f for f in result["facets"] if f["name"] == "intro")
-    assert intro["status"] == "lead300"
-    assert intro["summary"].startswith("Sepsis is a leading cause")
-    assert len(intro["summary"]) <= 300
-    assert result["abstract"] == "Refined abstract."
+    intro = next(f for f in result.facets if f.name == "intro")
+    assert intro.status == "lead300"
+    assert intro.summary.startswith("Sepsis is a leading cause")
+    assert len(intro.summary) <= 300
+    assert result.abstract == "Refined abstract."
     # 5 facets, then 3 regrouped facets, each once: an empty summary is not repaired
     assert kinds(chat).count("facet") == 8
 
@@ -203,11 +204,11 @@ async def test_unparseable_json_is_repaired_then_recorded(store: Store) -> None:
 
     chat = ScriptedChatModel(responder=responder(facet=facet))
     result = await run(store, scripted_llm(chat))
-    methods = next(f for f in result["facets"] if f["name"] == "methods")
-    assert methods["status"] == "failed"
-    assert "after one repair" in methods["error"]
-    assert "facet_failed:methods" in result["fallbacks"]
-    assert result["refined"]
+    methods = next(f for f in result.facets if f.name == "methods")
+    assert methods.status == "failed"
+    assert "after one repair" in methods.error
+    assert "facet_failed:methods" in result.fallbacks
+    assert result.refined
     # the methods facet: first try plus one repair
     repair_calls = [p for p, _ in chat.calls if "not usable" in p]
     assert len(repair_calls) == 1
@@ -231,8 +232,8 @@ async def test_one_repair_fixes_the_facet(store: Store) -> None:
     result = await run(
         store, scripted_llm(ScriptedChatModel(responder=responder(facet=facet)))
     )
-    results = next(f for f in result["facets"] if f["name"] == "results")
-    assert results["status"] == "ok" and result["fallbacks"] == []
+    results = next(f for f in result.facets if f.name == "results")
+    assert results.status == "ok" and result.fallbacks == []
 
 
 async def test_a_reply_cut_at_the_token_limit_keeps_its_complete_sentences(
@@ -250,20 +251,20 @@ async def test_a_reply_cut_at_the_token_limit_keeps_its_complete_sentences(
 
     chat = ScriptedChatModel(responder=responder(facet=facet))
     result = await run(store, scripted_llm(chat))
-    by_name = {f["name"]: f for f in result["facets"]}
-    assert by_name["methods"]["status"] == "ok"
-    assert by_name["methods"]["summary"] == "Patients got antibiotics early."
-    assert by_name["results"]["summary"] == "Mortality fell by a third."
-    assert result["fallbacks"] == []
+    by_name = {f.name: f for f in result.facets}
+    assert by_name["methods"].status == "ok"
+    assert by_name["methods"].summary == "Patients got antibiotics early."
+    assert by_name["results"].summary == "Mortality fell by a third."
+    assert result.fallbacks == []
     assert not [p for p, _ in chat.calls if "not usable" in p]  # no repair needed
 
 
 async def test_refine_failure_keeps_the_draft_and_says_so(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder(refine=lambda p: "not json at all"))
     result = await run(store, scripted_llm(chat))
-    assert not result["refined"]
-    assert result["abstract"] == result["draft"] != ""
-    assert any(f.startswith("refine_failed") for f in result["fallbacks"])
+    assert not result.refined
+    assert result.abstract == result.draft != ""
+    assert any(f.startswith("refine_failed") for f in result.fallbacks)
 
 
 async def test_facet_over_budget_is_chunked_and_merged(store: Store) -> None:
@@ -289,9 +290,9 @@ async def test_facet_over_budget_is_chunked_and_merged(store: Store) -> None:
     chat = ScriptedChatModel(responder=answer)
     llm = scripted_llm(chat, context_tokens=1600, max_output_tokens=256)
     result = await run(store, llm, art=article(paragraphs))
-    methods = next(f for f in result["facets"] if f["name"] == "methods")
-    assert methods["chunks"] > 1
-    assert methods["summary"] == "Merged summary."
+    methods = next(f for f in result.facets if f.name == "methods")
+    assert methods.chunks > 1
+    assert methods.summary == "Merged summary."
     assert kinds(chat).count("merge") >= 1
     # every prompt that was sent fits the budget beside the reserved output
     for prompt, _ in chat.calls:
@@ -306,7 +307,7 @@ async def test_naive_split_uses_the_unnamed_prompt(store: Store) -> None:
         store, scripted_llm(chat), AbstractOptions(split="ns", prompt="bc")
     )
     assert "label" not in kinds(chat)
-    assert all(f["name"].startswith("part") for f in result["facets"])
+    assert all(f.name.startswith("part") for f in result.facets)
     assert all(
         "Summarise this part of an article" in p
         for p, _ in chat.calls
@@ -317,10 +318,10 @@ async def test_naive_split_uses_the_unnamed_prompt(store: Store) -> None:
 async def test_section_headers_split(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder())
     result = await run(store, scripted_llm(chat), AbstractOptions(split="sh"))
-    by_name = {f["name"]: f["paragraphs"] for f in result["facets"]}
+    by_name = {f.name: f.paragraphs for f in result.facets}
     assert by_name["background"] == [0, 1]
     assert by_name["conclusions"] == [5]
-    assert result["label_source"] == "headers"
+    assert result.label_source == "headers"
 
 
 async def test_lean_mode_asks_for_summary_only(store: Store) -> None:
@@ -331,7 +332,7 @@ async def test_lean_mode_asks_for_summary_only(store: Store) -> None:
         responder=responder(facet=facet, refine=lambda p: '{"abstract": "A."}')
     )
     result = await run(store, scripted_llm(chat), AbstractOptions(lean=True))
-    assert result["abstract"] == "A."
+    assert result.abstract == "A."
     schemas = [k["format"] for p, k in chat.calls if kind(p) == "facet"]
     assert all(set(s["properties"]) == {"summary"} for s in schemas)
     assert all('"reasoning"' not in p for p, _ in chat.calls if kind(p) == "facet")
@@ -342,8 +343,8 @@ async def test_finished_thread_is_reused_without_calls(store: Store) -> None:
     first = await run(store, scripted_llm(chat))
     again = ScriptedChatModel(responder=responder())
     second = await run(store, scripted_llm(again))
-    assert again.calls == [] and second["abstract"] == first["abstract"]
-    assert second["resumed_from_checkpoint"]
+    assert again.calls == [] and second.abstract == first.abstract
+    assert second.resumed_from_checkpoint
 
 
 async def test_other_options_get_their_own_thread(store: Store) -> None:
@@ -353,7 +354,7 @@ async def test_other_options_get_their_own_thread(store: Store) -> None:
         scripted_llm(ScriptedChatModel(responder=responder())),
         AbstractOptions(prompt="di"),
     )
-    assert first["thread_id"] != second["thread_id"]
+    assert first.thread_id != second.thread_id
 
 
 class FailingOnce(ScriptedChatModel):
@@ -382,8 +383,8 @@ async def test_resume_after_interruption_repeats_no_finished_branch(
         result = await run(store, scripted_llm(fresh))
     assert kinds(fresh) == ["facet", "refine"]
     assert facet_of(fresh.calls[0][0]) == "results"
-    assert result["abstract"] == "Refined abstract."
-    assert all(f["status"] != "failed" for f in result["facets"])
+    assert result.abstract == "Refined abstract."
+    assert all(f.status != "failed" for f in result.facets)
 
 
 async def test_checkpoints_hold_no_paragraph_text(store: Store) -> None:
@@ -411,9 +412,9 @@ async def test_the_refine_prompt_holds_the_whole_draft_on_one_line(
     (prompt,) = [p for p, _ in chat.calls if kind(p) == "refine"]
     draft = prompt.split("Draft abstract:", 1)[1].strip()
     assert "\n" not in draft
-    for facet in result["facets"]:
-        if facet["status"] == "ok":
-            assert facet["summary"] in draft
+    for facet in result.facets:
+        if facet.status == "ok":
+            assert facet.summary in draft
 
 
 async def test_the_copy_limit_reaches_a_backend_that_guards_copying(

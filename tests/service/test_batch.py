@@ -99,16 +99,16 @@ async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
     assert "malformed XML" in by_source[inputs[5]]["error"]
     assert "no such file" in by_source[inputs[6]]["error"]
     assert by_source[f"{inputs[4]}:1"]["id"] == "tiny-1"
-    assert summary["remaining"] == 0 and summary["status"] == "finished"
-    assert summary["done"] + summary["failed"] == EXPECTED_ITEMS
-    assert len(summary["failures"]) == summary["failed"] >= 3
-    assert all(f["reason"] for f in summary["failures"])
+    assert summary.remaining == 0 and summary.status == "finished"
+    assert summary.done + summary.failed == EXPECTED_ITEMS
+    assert len(summary.failures) == summary.failed >= 3
+    assert all(f.reason for f in summary.failures)
     # The injected faults happened and were retried or recorded, not hidden.
     log = await call_log(db_target)
     assert log.get("timeout", 0) + log.get("unavailable", 0) > 0
     assert any(r.get("fallbacks") for r in results if "abstract" in r)
     # The model's call limit was used fully and never exceeded.
-    assert summary["session"]["peak_calls_in_flight"] == 8
+    assert summary.session.peak_calls_in_flight == 8
     assert max(p.calls_in_flight for p in seen) <= 8
     assert seen[-1].calls_in_flight == 0 and seen[-1].stage == "finished"
 
@@ -128,7 +128,7 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         handle_signals=False,
     )
     made = (await call_log(db))["ok"]
-    assert first["session"]["calls"] == made > 0
+    assert first.session.calls == made > 0
 
     # The same command: every item is done, nothing runs.
     again = await run_batch(
@@ -139,7 +139,7 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         model="sim",
         handle_signals=False,
     )
-    assert again["session"]["calls"] == 0 and again["session"]["processed"] == 0
+    assert again.session.calls == 0 and again.session.processed == 0
     # Another run of the same configuration: the finished threads answer.
     other = await run_batch(
         cfg,
@@ -150,7 +150,7 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         run_id="second",
         handle_signals=False,
     )
-    assert other["session"]["calls"] == 0 and other["done"] == 11
+    assert other.session.calls == 0 and other.done == 11
     # Even with the checkpoints gone, the response cache answers every call.
     async with await Store.open(db) as store:
         tables = ["checkpoints", "writes"]
@@ -167,7 +167,7 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         run_id="third",
         handle_signals=False,
     )
-    assert third["session"]["calls"] == 0 and third["done"] == 11
+    assert third.session.calls == 0 and third.done == 11
     assert (await call_log(db))["ok"] == made
     assert (await call_log(db))["cached"] == made
     abstracts = {
@@ -198,17 +198,17 @@ async def test_failed_items_are_retried_and_their_lines_replaced(
     first = await run_batch(
         cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
     )
-    assert first["failed"] == 1 and first["done"] == 10
-    (failure,) = first["failures"]
-    assert failure["reason"] == "server went away" and failure["attempts"] == 1
+    assert first.failed == 1 and first.done == 10
+    (failure,) = first.failures
+    assert failure.reason == "server went away" and failure.attempts == 1
     assert [r["error"] for r in lines(out) if "error" in r] == ["server went away"]
 
     broken.clear()
     second = await run_batch(
         cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
     )
-    assert second["failed"] == 0 and second["done"] == 11
-    assert second["session"]["processed"] == 1
+    assert second.failed == 0 and second.done == 11
+    assert second.session.processed == 1
     results = lines(out)
     assert len(results) == 11 and all("abstract" in r for r in results)
 
@@ -226,9 +226,9 @@ async def test_output_file_is_repaired_from_the_database(
     summary = await run_batch(
         cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
     )
-    repair = summary["session"]["output_repair"]
+    repair = summary.session.output_repair
     assert repair["dropped"] == 1 and repair["appended"] == 2 and repair["cut_bytes"]
-    assert summary["session"]["calls"] == 0
+    assert summary.session.calls == 0
     assert sorted(out.read_text().splitlines()) == sorted(original)
 
 
@@ -305,11 +305,11 @@ async def test_two_workers_share_a_run_without_doing_an_item_twice(
         )
 
     first, second = await asyncio.gather(worker(), worker())
-    assert first["session"]["processed"] + second["session"]["processed"] == 11
-    assert first["session"]["processed"] > 0 and second["session"]["processed"] > 0
+    assert first.session.processed + second.session.processed == 11
+    assert first.session.processed > 0 and second.session.processed > 0
     results = lines(out)
     assert len(results) == len({r["source"] for r in results}) == 11
-    assert len(second["sessions"]) == 2
+    assert len(second.sessions) == 2
     async with await Store.open(db_target) as store:
         attempts = [
             row[0] for row in await store.fetchall("SELECT attempts FROM run_items")

@@ -27,10 +27,10 @@ async def test_deterministic_checks_need_no_model(settings: Settings) -> None:
     result = await veriscribe.verify_answer(
         answer, corpus=CORPUS, judge=False, all_claims=True, settings=settings
     )
-    assert [c["status"] for c in result["claims"]] == ["unjudged", "uncited"]
-    assert result["citations"][0]["tier"] == "exact"
-    assert result["read_set"] == [DIAGNOSIS]
-    assert result["model"] is None and result["usage"]["calls"] == 0
+    assert [c.status for c in result.claims] == ["unjudged", "uncited"]
+    assert result.citations[0].tier == "exact"
+    assert result.read_set == [DIAGNOSIS]
+    assert result.model is None and result.usage.calls == 0
 
 
 async def test_errors_the_caller_can_act_on(settings: Settings) -> None:

@@ -183,7 +183,7 @@ async def test_batch_records_oversized_files_and_empty_directories(
     results = {
         r["source"]: r for r in map(json.loads, out.read_text("utf-8").splitlines())
     }
-    assert summary["done"] == 1 and summary["failed"] == 3
+    assert summary.done == 1 and summary.failed == 3
     assert results[str(good)]["abstract"]
     assert "over the" in results[str(big)]["error"]
     assert "--max-bytes" in results[str(big)]["error"]

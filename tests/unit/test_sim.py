@@ -117,7 +117,7 @@ async def test_sim_batch_without_faults_writes_every_summary_itself(
         model="sim",
         handle_signals=False,
     )
-    assert summary["done"] == 2 and summary["failed"] == 0
+    assert summary.done == 2 and summary.failed == 0
     articles = article_texts(shared_data, names)
     for line in out.read_text().splitlines():
         result = json.loads(line)
@@ -178,15 +178,15 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
         "Should you prescribe the highest or lowest effective dose when starting?",
         model="sim",
     )
-    assert result["claims"] and not result["not_found"]
+    assert result.claims and not result.not_found
     texts = {f"cpgqa:{p['passage_id']}": " ".join(p["text"].split()) for p in kept}
-    for claim in result["claims"]:
-        for citation in claim["citations"]:
+    for claim in result.claims:
+        for citation in claim.citations:
             # Quotes are copied from the cited section, word for word.
-            assert citation["tier"] == "exact"
-            key = f"{citation['doc_id']}:{citation['section_id']}"
-            assert citation["quote"] in texts[key]
-    assert "fell back to BM25" not in " ".join(result["notes"])
+            assert citation.tier == "exact"
+            key = f"{citation.doc_id}:{citation.section_id}"
+            assert citation.quote in texts[key]
+    assert "fell back to BM25" not in " ".join(result.notes)
 
     summary = await make_questions(
         settings, "cpg", 9, tmp_path / "q.jsonl", model="sim", seed=1

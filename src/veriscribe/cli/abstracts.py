@@ -127,10 +127,13 @@ def abstract(
         ),
         render.abstract_result,
         json_out=json_out,
-        live=lambda: render.AbstractProgress(str(path.name)),
+        live=lambda console: render.AbstractProgress(console, path.name),
     )
     if out is not None:
-        text = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+        text = (
+            json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2)
+            + "\n"
+        )
         try:
             out.write_text(text, "utf-8")
         except OSError as exc:

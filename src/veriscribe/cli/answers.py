@@ -6,12 +6,13 @@ import asyncio
 import json
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from veriscribe.cli import render
+from veriscribe.cli import render, terminal
 from veriscribe.cli.common import (
     BaseUrlOpt,
     CorpusOpt,
@@ -151,7 +152,7 @@ def ask(
                 model=model,
                 on_stage=on_stage,
             ),
-            render.qa_result,
+            partial(render.qa_result, errors=terminal.stderr),
             json_out=json_out,
             live=render.qa_progress,
         )
@@ -218,7 +219,9 @@ async def chat_loop(
     async with qa_service.ChatSession.open(
         settings, corpus, session_id=session_id, options=options, model=model
     ) as session:
-        render.chat_banner(corpus, session.session_id, len(await session.history()))
+        render.chat_banner(
+            terminal.stdout, corpus, session.session_id, len(await session.history())
+        )
         while True:
             line = await asyncio.to_thread(_read_line)
             if line is None:
@@ -229,19 +232,21 @@ async def chat_loop(
             if text in ("/quit", "/exit", "/q"):
                 break
             if text == "/sources":
-                render.chat_sources(await session.sources())
+                render.chat_sources(terminal.stdout, await session.sources())
                 continue
             if text.startswith("/"):
-                render.error_line(f"unknown command {text}: use /sources or /quit")
+                render.error_line(
+                    terminal.stderr, f"unknown command {text}: use /sources or /quit"
+                )
                 continue
             try:
-                with render.qa_progress() as show:
+                with render.qa_progress(terminal.stderr) as show:
                     result = await session.ask(text, on_stage=show)
             except (InputError, VeriscribeError) as exc:
-                render.error_line(exc.user_message)
+                render.error_line(terminal.stderr, exc.user_message)
                 continue
-            render.qa_result(result)
-        render.chat_goodbye(session.session_id)
+            render.qa_result(terminal.stdout, result, errors=terminal.stderr)
+        render.chat_goodbye(terminal.stdout, session.session_id)
 
 
 def _read_line() -> str | None:
@@ -304,9 +309,9 @@ def verify(
             settings=settings,
             on_stage=on_stage,
         ),
-        render.qa_result,
+        partial(render.qa_result, errors=terminal.stderr),
         json_out=json_out,
-        live=lambda: render.qa_progress("finding the claims"),
+        live=lambda console: render.qa_progress(console, "finding the claims"),
     )
 
 

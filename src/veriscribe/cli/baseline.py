@@ -83,5 +83,5 @@ def baseline_naive(
         ),
         render.baseline_summary,
         json_out=json_out,
-        live=lambda: render.CountProgress("naive baseline"),
+        live=lambda console: render.CountProgress(console, "naive baseline"),
     )

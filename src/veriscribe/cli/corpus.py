@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from veriscribe.cli import render
+from veriscribe.cli import render, terminal
 from veriscribe.cli.common import (
     BaseUrlOpt,
     EndpointOpt,
@@ -45,7 +46,12 @@ def corpus_add(
         )
         return report.as_dict()
 
-    present(add, render.ingest_report, json_out=json_out, live=render.ingest_progress)
+    present(
+        add,
+        partial(render.ingest_report, errors=terminal.stderr),
+        json_out=json_out,
+        live=render.ingest_progress,
+    )
 
 
 @app.command("list")

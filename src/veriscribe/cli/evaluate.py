@@ -176,7 +176,7 @@ def eval_labels(
 
     present(
         evaluate,
-        lambda report: render.label_report(report, names),
+        lambda console, report: render.label_report(console, report, names),
         json_out=json_out,
     )
 

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from veriscribe.cli import render
+from veriscribe.cli import render, terminal
 from veriscribe.cli.terminal import sanitize
 from veriscribe.errors import VeriscribeError
 from veriscribe.redaction import redact
@@ -37,7 +37,7 @@ _MARK = "_veriscribe_handler"
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one redacted error line on stderr and end the command."""
-    render.error_line(redact(message))
+    render.error_line(terminal.stderr, redact(message))
     raise typer.Exit(code)
 
 

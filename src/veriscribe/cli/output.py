@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
+from rich.console import Console
 
-from veriscribe.cli import render
+from veriscribe.cli import render, terminal
 from veriscribe.cli.common import guarded, run
+from veriscribe.results import BatchSummary
 
 T = TypeVar("T")
 Report = dict[str, Any]
@@ -18,21 +21,22 @@ Report = dict[str, Any]
 
 def present(
     call: Callable[[Any], Coroutine[Any, Any, T]],
-    report: Callable[[T], None],
+    report: Callable[[Console, T], None],
     *,
     json_out: bool,
-    live: Callable[[], AbstractContextManager[Any]] | None = None,
+    live: Callable[[Console], AbstractContextManager[Any]] | None = None,
     quiet: bool = False,
-    quiet_report: Callable[[T], None] | None = None,
+    quiet_report: Callable[[Console, T], None] | None = None,
 ) -> T:
     """Run a service call and show its result the way the flags ask.
 
     Args:
         call: Starts the service call, given its progress callback (``None`` when
             nothing watches).
-        report: Prints the result for a reader.
+        report: Prints the result for a reader on the console it is given.
         json_out: Print the result as JSON instead, with no live view.
-        live: Opens the live view; what it yields is the progress callback.
+        live: Opens the live view on the console it is given (stderr); what it
+            yields is the progress callback.
         quiet: Show no live view and print the result with ``quiet_report``.
         quiet_report: Prints the result in one line.
 
@@ -42,14 +46,14 @@ def present(
     if json_out or quiet or live is None:
         result = run(call(None))
     else:
-        with live() as on_progress:
+        with live(terminal.stderr) as on_progress:
             result = run(call(on_progress))
     if json_out:
         render.print_json(result)
     elif quiet and quiet_report is not None:
-        quiet_report(result)
+        quiet_report(terminal.stdout, result)
     else:
-        report(result)
+        report(terminal.stdout, result)
     return result
 
 
@@ -64,7 +68,7 @@ def with_plot(
 
 
 def present_batch(
-    start: Callable[[Any], Coroutine[Any, Any, Report]],
+    start: Callable[[Any], Coroutine[Any, Any, BatchSummary]],
     *,
     quiet: bool,
     json_out: bool,
@@ -76,7 +80,7 @@ def present_batch(
         json_out=json_out,
         live=render.BatchView,
         quiet=quiet,
-        quiet_report=render.batch_line,
+        quiet_report=partial(render.batch_line, errors=terminal.stderr),
     )
-    if summary.get("interrupted"):
+    if summary.interrupted:
         raise typer.Exit(130)

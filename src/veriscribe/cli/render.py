@@ -1,14 +1,14 @@
-"""All terminal rendering: the only module that imports rich."""
+"""What the commands draw: reports, tables and live progress views, on a given console."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, RenderableType
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,62 +17,26 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.segment import Segment
-from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from veriscribe.cli.terminal import has_control, json_safe, sanitize
-
-
-class SafeConsole(Console):
-    """A console that shows control characters in the text it prints as escapes.
-
-    Titles, names, paths, quotes and error messages come from input. Strings and
-    Text are made safe before layout (so table cells are sized for the escapes), and
-    every rendered segment once more, while the console's own styling and cursor
-    control (separate control segments) pass untouched.
-    """
-
-    def render_str(self, text: str, **kwargs: Any) -> Text:
-        """Turn a string into Text, its control characters made visible first."""
-        return super().render_str(sanitize(text), **kwargs)
-
-    def render(
-        self, renderable: RenderableType, options: ConsoleOptions | None = None
-    ) -> Iterable[Segment]:
-        """Render as usual, with control characters in the text made visible."""
-        if isinstance(renderable, Text) and has_control(renderable.plain):
-            renderable = _safe_text(renderable, self)
-        for segment in super().render(renderable, options):
-            if segment.control or not segment.text:
-                yield segment
-            else:
-                yield Segment(sanitize(segment.text), segment.style)
-
-
-def _safe_text(text: Text, console: Console) -> Text:
-    """Return a copy of ``text`` with control characters escaped, styles kept."""
-    parts: list[str | tuple[str, str | Style]] = [
-        (sanitize(segment.text), segment.style or "")
-        for segment in text.render(console, end="")
-    ]
-    return Text.assemble(
-        *parts,
-        justify=text.justify,
-        overflow=text.overflow,
-        no_wrap=text.no_wrap,
-        end=text.end,
-    )
-
-
-console = SafeConsole()
-err_console = SafeConsole(stderr=True)
+from veriscribe.cli.terminal import json_safe
+from veriscribe.results import (
+    COMPLIANT_TIERS,
+    AbstractResult,
+    BatchSummary,
+    CheckedAnswer,
+    Citation,
+    Claim,
+    RunListing,
+    RunSummary,
+    plain,
+)
 
 
 def print_json(data: Any) -> None:
     """Print machine-readable JSON on stdout and nothing else."""
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    text = json.dumps(plain(data), ensure_ascii=False, indent=2, default=str)
     sys.stdout.write(json_safe(text) + "\n")
 
 
@@ -90,16 +54,16 @@ def _ends_clean(progress: Progress) -> Iterator[None]:
             raise
 
 
-def error_line(message: str) -> None:
+def error_line(console: Console, message: str) -> None:
     """Print one clear error line on stderr (the message is text, never markup)."""
-    err_console.print(
+    console.print(
         Text.assemble(("error:", "bold red"), " ", message),
         highlight=False,
         soft_wrap=True,
     )
 
 
-def doctor_report(report: dict[str, Any]) -> None:
+def doctor_report(console: Console, report: dict[str, Any]) -> None:
     """Render the doctor's findings as a table."""
     table = Table(show_header=False, box=None)
     table.add_column(style="bold")
@@ -126,7 +90,7 @@ def doctor_report(report: dict[str, Any]) -> None:
 class AbstractProgress:
     """A live view of the abstract graph's stages while it runs."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, console: Console, title: str) -> None:
         from rich.live import Live
 
         self.title = title
@@ -134,7 +98,7 @@ class AbstractProgress:
         self.facets: dict[str, str] = {}
         self.fallbacks: list[str] = []
         self.live = Live(
-            self._render(), console=err_console, refresh_per_second=4, transient=True
+            self._render(), console=console, refresh_per_second=4, transient=True
         )
 
     def __enter__(self) -> AbstractProgress:
@@ -176,12 +140,12 @@ class AbstractProgress:
         self.live.update(self._render())
 
 
-def abstract_result(result: dict[str, Any]) -> None:
+def abstract_result(console: Console, result: AbstractResult) -> None:
     """Render an abstract and the table of its facets."""
     from rich.panel import Panel
 
-    title = result.get("title") or result["id"]
-    console.print(Panel(result["abstract"], title=f"Abstract: {title}", expand=True))
+    title = result.title or result.id
+    console.print(Panel(result.abstract, title=f"Abstract: {title}", expand=True))
     table = Table(show_header=True, header_style="bold")
     for column in (
         "facet",
@@ -192,29 +156,28 @@ def abstract_result(result: dict[str, Any]) -> None:
         "summary",
     ):
         table.add_column(column, justify="right" if "tok" in column else "left")
-    for facet in result["facets"]:
+    for facet in result.facets:
         table.add_row(
-            facet["name"],
-            str(len(facet["paragraphs"])),
-            facet["status"]
-            + (f" ({facet['chunks']} chunks)" if facet["chunks"] > 1 else ""),
-            str(facet["prompt_tokens"]),
-            str(facet["output_tokens"]),
-            f"{len(facet['summary'])} chars",
+            facet.name,
+            str(len(facet.paragraphs)),
+            facet.status + (f" ({facet.chunks} chunks)" if facet.chunks > 1 else ""),
+            str(facet.prompt_tokens),
+            str(facet.output_tokens),
+            f"{len(facet.summary)} chars",
         )
     console.print(table)
-    usage = result["usage"]
+    usage = result.usage
     console.print(
-        f"model {result['model']} · split {result['split']} · prompt {result['prompt']}"
-        f" · {usage['calls']} calls · {usage['prompt_tokens']} prompt + "
-        f"{usage['output_tokens']} output tokens · {result['seconds']:.1f} s"
+        f"model {result.model} · split {result.split} · prompt {result.prompt}"
+        f" · {usage.calls} calls · {usage.prompt_tokens} prompt + "
+        f"{usage.output_tokens} output tokens · {result.seconds:.1f} s"
     )
-    if not result["refined"]:
+    if not result.refined:
         console.print(
             "[yellow]refinement failed: the abstract is the unrefined draft[/]"
         )
-    if result["fallbacks"]:
-        console.print(f"[yellow]fallbacks:[/] {'; '.join(result['fallbacks'])}")
+    if result.fallbacks:
+        console.print(f"[yellow]fallbacks:[/] {'; '.join(result.fallbacks)}")
 
 
 # ------------------------------------------------------------------------- batches
@@ -251,13 +214,13 @@ def batch_status(progress: Any) -> str:
 class BatchView:
     """A live progress display of a batch: a bar and the counts beneath it."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Console) -> None:
         from rich.live import Live
 
         self.progress: Any = None
         # Transient: the summary printed afterwards replaces the bar.
         self.live = Live(
-            self._render(), console=err_console, refresh_per_second=4, transient=True
+            self._render(), console=console, refresh_per_second=4, transient=True
         )
 
     def __enter__(self) -> BatchView:
@@ -302,27 +265,27 @@ class BatchView:
         self.live.update(self._render())
 
 
-def _resume_hint(summary: dict[str, Any]) -> str | None:
-    if summary["remaining"] or summary.get("interrupted"):
-        return f"resume with: veriscribe runs resume {summary['run_id']}"
+def _resume_hint(summary: BatchSummary) -> str | None:
+    if summary.remaining or summary.interrupted:
+        return f"resume with: veriscribe runs resume {summary.run_id}"
     return None
 
 
-def batch_line(summary: dict[str, Any]) -> None:
-    """Print a batch's outcome in one line (quiet mode)."""
+def batch_line(console: Console, summary: BatchSummary, *, errors: Console) -> None:
+    """Print a batch's outcome in one line (quiet mode); a resume hint on ``errors``."""
     console.print(
-        f"run {summary['run_id']}: {summary['done']} done, {summary['failed']} failed, "
-        f"{summary['remaining']} remaining -> {summary['out']}",
+        f"run {summary.run_id}: {summary.done} done, {summary.failed} failed, "
+        f"{summary.remaining} remaining -> {summary.out}",
         highlight=False,
         soft_wrap=True,
     )
     hint = _resume_hint(summary)
     if hint:
-        err_console.print(hint, highlight=False, soft_wrap=True)
+        errors.print(hint, highlight=False, soft_wrap=True)
 
 
-def _failures(summary: dict[str, Any], limit: int | None = None) -> None:
-    failures = summary["failures"]
+def _failures(console: Console, summary: RunSummary, limit: int | None = None) -> None:
+    failures = summary.failures
     if not failures:
         return
     table = Table(
@@ -332,45 +295,45 @@ def _failures(summary: dict[str, Any], limit: int | None = None) -> None:
     table.add_column("attempts", justify="right")
     table.add_column("reason", overflow="fold")
     for failure in failures[:limit]:
-        table.add_row(failure["source"], str(failure["attempts"]), failure["reason"])
+        table.add_row(failure.source, str(failure.attempts), failure.reason)
     console.print(table)
     if limit is not None and len(failures) > limit:
         console.print(
             f"... and {len(failures) - limit} more: veriscribe runs show "
-            f"{summary['run_id']}",
+            f"{summary.run_id}",
             highlight=False,
         )
 
 
-def _totals(summary: dict[str, Any]) -> Table:
+def _totals(summary: RunSummary) -> Table:
     table = Table(show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
     rows = [
-        ("run", summary["run_id"]),
-        ("status", summary["status"]),
-        ("model", str(summary["model"])),
-        ("output", str(summary["out"])),
+        ("run", summary.run_id),
+        ("status", summary.status),
+        ("model", str(summary.model)),
+        ("output", str(summary.out)),
         (
             "articles",
-            f"{summary['total']} total · {summary['done']} done · "
-            f"{summary['failed']} failed · {summary['remaining']} remaining",
+            f"{summary.total} total · {summary.done} done · "
+            f"{summary.failed} failed · {summary.remaining} remaining",
         ),
         (
             "model calls",
-            f"{summary['calls']} ({summary['cached_calls']} from cache) · "
-            f"{summary['prompt_tokens']:,} prompt + {summary['output_tokens']:,} "
+            f"{summary.calls} ({summary.cached_calls} from cache) · "
+            f"{summary.prompt_tokens:,} prompt + {summary.output_tokens:,} "
             "output tokens",
         ),
-        ("time", duration(summary["seconds"])),
+        ("time", duration(summary.seconds)),
     ]
-    session = summary.get("session")
-    if session:
+    if isinstance(summary, BatchSummary):
+        session = summary.session
         rows.append(
             (
                 "this session",
-                f"{session['processed']} articles · {session['calls']} model calls · "
-                f"{duration(session['seconds'])}",
+                f"{session.processed} articles · {session.calls} model calls · "
+                f"{duration(session.seconds)}",
             )
         )
     for key, value in rows:
@@ -378,32 +341,31 @@ def _totals(summary: dict[str, Any]) -> Table:
     return table
 
 
-def batch_summary(summary: dict[str, Any]) -> None:
+def batch_summary(console: Console, summary: BatchSummary) -> None:
     """Render a finished (or interrupted) batch and its first failures."""
     console.print(_totals(summary))
-    _failures(summary, limit=20)
+    _failures(console, summary, limit=20)
     hint = _resume_hint(summary)
     if hint:
         console.print(f"[yellow]{hint}[/]", highlight=False)
 
 
-def run_details(summary: dict[str, Any]) -> None:
+def run_details(console: Console, summary: RunSummary) -> None:
     """Render one run with every failure."""
     console.print(_totals(summary))
-    options = summary.get("options") or {}
+    options = summary.options or {}
     console.print(
         "options: " + " · ".join(f"{k} {v}" for k, v in sorted(options.items())),
         highlight=False,
     )
-    if summary.get("call_log"):
-        calls = ", ".join(f"{k} {v}" for k, v in sorted(summary["call_log"].items()))
+    if summary.call_log:
+        calls = ", ".join(f"{k} {v}" for k, v in sorted(summary.call_log.items()))
         console.print(f"call log: {calls}", highlight=False)
-    sessions = summary.get("sessions") or []
-    if sessions:
-        console.print(f"sessions: {len(sessions)}", highlight=False)
-    if summary.get("endpoints"):
-        console.print(endpoints_table(summary["endpoints"]))
-    _failures(summary)
+    if summary.sessions:
+        console.print(f"sessions: {len(summary.sessions)}", highlight=False)
+    if summary.endpoints:
+        console.print(endpoints_table(summary.endpoints))
+    _failures(console, summary)
 
 
 def endpoints_table(endpoints: list[dict[str, Any]]) -> Table:
@@ -435,7 +397,7 @@ def compact(number: int) -> str:
     return f"{number / 1_000_000:.1f}M"
 
 
-def runs_table(runs: list[dict[str, Any]]) -> None:
+def runs_table(console: Console, runs: list[RunListing]) -> None:
     """Render the list of runs."""
     if not runs:
         console.print("no runs yet")
@@ -450,15 +412,15 @@ def runs_table(runs: list[dict[str, Any]]) -> None:
     table.add_column("model", overflow="fold")
     for r in runs:
         table.add_row(
-            r["run_id"],
-            r["status"],
-            str(r["done"]),
-            str(r["failed"]),
-            str(r["remaining"]),
-            compact(r["calls"]),
-            compact(r["prompt_tokens"] + r["output_tokens"]),
-            duration(r["seconds"]),
-            str(r["model"]),
+            r.run_id,
+            r.status,
+            str(r.done),
+            str(r.failed),
+            str(r.remaining),
+            compact(r.calls),
+            compact(r.prompt_tokens + r.output_tokens),
+            duration(r.seconds),
+            str(r.model),
         )
     console.print(table)
 
@@ -482,7 +444,7 @@ def _metric_digits(metric: str) -> int:
     return 2 if metric in ("density", "compression") else 3
 
 
-def abstract_eval_report(report: dict[str, Any]) -> None:
+def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
     """Render `eval abstracts`: metric means vs the human abstract, and a comparison."""
     from rich import box
 
@@ -515,7 +477,7 @@ def abstract_eval_report(report: dict[str, Any]) -> None:
     console.print(table)
     comparison = report.get("comparison")
     if comparison:
-        _comparison_table(comparison, report.get("against") or {})
+        _comparison_table(console, comparison, report.get("against") or {})
     excluded = report.get("excluded") or []
     if excluded:
         shown = Table(
@@ -552,7 +514,9 @@ def abstract_eval_report(report: dict[str, Any]) -> None:
         console.print(f"plot: {report['plot']}", highlight=False)
 
 
-def _comparison_table(comparison: dict[str, Any], other: dict[str, Any]) -> None:
+def _comparison_table(
+    console: Console, comparison: dict[str, Any], other: dict[str, Any]
+) -> None:
     from rich import box
 
     table = Table(
@@ -604,7 +568,7 @@ def _comparison_table(comparison: dict[str, Any], other: dict[str, Any]) -> None
         )
 
 
-def baseline_summary(summary: dict[str, Any]) -> None:
+def baseline_summary(console: Console, summary: dict[str, Any]) -> None:
     """Render the outcome of a baseline run."""
     usage = summary["usage"]
     line = (
@@ -630,14 +594,14 @@ def baseline_summary(summary: dict[str, Any]) -> None:
 class CountProgress:
     """A transient progress bar counting finished items."""
 
-    def __init__(self, description: str) -> None:
+    def __init__(self, console: Console, description: str) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.progress = Progress(
             TextColumn(description),
             BarColumn(),
             MofNCompleteColumn(),
-            console=err_console,
+            console=console,
             transient=True,
         )
         self.task = self.progress.add_task(description, total=None)
@@ -668,7 +632,7 @@ _INGEST_STAGES = {
 
 
 @contextmanager
-def ingest_progress() -> Iterator[Callable[[Any], None]]:
+def ingest_progress(console: Console) -> Iterator[Callable[[Any], None]]:
     """Show the stages of ``corpus add`` as progress bars on stderr."""
     progress = Progress(
         SpinnerColumn(),
@@ -677,7 +641,7 @@ def ingest_progress() -> Iterator[Callable[[Any], None]]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[detail]}"),
-        console=err_console,
+        console=console,
     )
     tasks: dict[str, Any] = {}
 
@@ -699,7 +663,7 @@ def ingest_progress() -> Iterator[Callable[[Any], None]]:
         yield update
 
 
-def ingest_report(report: dict[str, Any]) -> None:
+def ingest_report(console: Console, report: dict[str, Any], *, errors: Console) -> None:
     """Summarise what ``corpus add`` did."""
     parts = [
         f"{len(report['added'])} added",
@@ -729,12 +693,12 @@ def ingest_report(report: dict[str, Any]) -> None:
             highlight=False,
         )
     for item in report["skipped"]:
-        err_console.print(
+        errors.print(
             f"[yellow]skipped[/] {item['path']}: {item['reason']}", highlight=False
         )
 
 
-def corpora_table(rows: list[dict[str, Any]]) -> None:
+def corpora_table(console: Console, rows: list[dict[str, Any]]) -> None:
     """List corpora with their sizes."""
     if not rows:
         console.print(
@@ -755,7 +719,7 @@ def corpora_table(rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def corpus_details(data: dict[str, Any], *, limit: int = 40) -> None:
+def corpus_details(console: Console, data: dict[str, Any], *, limit: int = 40) -> None:
     """Show a corpus's documents and the first sections with their summaries."""
     docs = Table(title=f"corpus {data['name']}: documents", title_justify="left")
     for column in ("doc_id", "title", "sections", "source"):
@@ -808,11 +772,12 @@ _NEXT_STAGE = {
 
 @contextmanager
 def qa_progress(
+    console: Console,
     first: str = "choosing sections",
 ) -> Iterator[Callable[[str, Any], None]]:
     """Show which stage of checking an answer is running, on stderr."""
     judged = 0
-    with err_console.status(f"{first}...") as status:
+    with console.status(f"{first}...") as status:
 
         def update(node: str, change: Any) -> None:
             nonlocal judged
@@ -836,10 +801,10 @@ def _badge(status: str) -> Text:
     return Text(f"{mark} {status}", style=f"bold {style}")
 
 
-def funnel_line(result: dict[str, Any]) -> str:
+def funnel_line(result: CheckedAnswer) -> str:
     """Return the one-line claim funnel of an answer."""
-    f = result["funnel"]
-    metrics = result.get("metrics", {})
+    f = result.funnel
+    metrics = result.metrics
 
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{100 * value:.0f}%"
@@ -850,53 +815,73 @@ def funnel_line(result: dict[str, Any]) -> str:
         f"{f['strict']} certified (+{f['recovered']} recovered)  "
         f"CCR {pct(metrics.get('ccr'))}  SCR {pct(metrics.get('scr'))}"
         + (f"  {f['not_checked']} not checked" if f.get("not_checked") else "")
-        + (
-            "  (no claim checked)"
-            if not f["claims"] and not result.get("not_found")
-            else ""
-        )
+        + ("  (no claim checked)" if not f["claims"] and not result.not_found else "")
     )
 
 
-def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
-    """Render a checked answer: numbered citations, quotes, claim badges, funnel."""
-    if result.get("error"):
-        err_console.print(Text(f"warning: {result['error']}", style="yellow"))
-    console.print(Text((result.get("answer_numbered") or result["answer"]).strip()))
+def _claim_detail(claim: Claim) -> Text:
+    detail = Text(claim.text)
+    numbers = sorted({c.n for c in claim.citations})
+    if numbers:
+        detail.append(" " + "".join(f"[{n}]" for n in numbers), style="dim")
+    if claim.shortfall:
+        detail.append(f"  ({claim.shortfall.replace('_', ' ')})", style="yellow")
+    where = claim.recovered_from
+    if claim.recovered_quote and where is not None:
+        detail.append(
+            f'\n  recovered: "{claim.recovered_quote}" '
+            f"({where.doc_id}:{where.section_id}, {where.tier})",
+            style="cyan",
+        )
+    elif claim.note and claim.status != "certified":
+        detail.append(f"\n  {claim.note}", style="dim")
+    if claim.judged_by == "lexical":
+        detail.append("\n  restates its source word for word", style="dim")
+    return detail
+
+
+def _citation_line(citation: Citation) -> Text:
+    line = Text(f"[{citation.n}] ", style="bold")
+    line.append(f"{citation.doc_id}:{citation.section_id} ")
+    ok = citation.tier in COMPLIANT_TIERS
+    line.append(f"({citation.tier})", style="green" if ok else "red")
+    line.append(f' "{citation.quote}"')
+    source = citation.source
+    if source and " ".join(source.split()) != " ".join(citation.quote.split()):
+        # The reader sees what the judge read: the whole sentence(s) quoted from.
+        line.append(f'\n    in the source: "{source}"', style="dim")
+    return line
+
+
+def qa_result(
+    console: Console,
+    result: CheckedAnswer,
+    *,
+    show_usage: bool = True,
+    errors: Console,
+) -> None:
+    """Render a checked answer: numbered citations, quotes, claim badges, funnel.
+
+    A warning (the answer failed) goes to ``errors``.
+    """
+    if result.error:
+        errors.print(Text(f"warning: {result.error}", style="yellow"))
+    console.print(Text((result.answer_numbered or result.answer).strip()))
     console.print()
-    if result["claims"]:
+    if result.claims:
         table = Table(show_header=False, box=None, padding=(0, 1))
         table.add_column(no_wrap=True)
         table.add_column(overflow="fold")
-        for claim in result["claims"]:
-            detail = Text(claim["text"])
-            numbers = sorted({c["n"] for c in claim["citations"]})
-            if numbers:
-                detail.append(" " + "".join(f"[{n}]" for n in numbers), style="dim")
-            if claim["shortfall"]:
-                detail.append(
-                    f"  ({claim['shortfall'].replace('_', ' ')})", style="yellow"
-                )
-            if claim["recovered_quote"]:
-                where = claim["recovered_from"]
-                detail.append(
-                    f'\n  recovered: "{claim["recovered_quote"]}" '
-                    f"({where['doc_id']}:{where['section_id']}, {where['tier']})",
-                    style="cyan",
-                )
-            elif claim["note"] and claim["status"] != "certified":
-                detail.append(f"\n  {claim['note']}", style="dim")
-            if claim.get("judged_by") == "lexical":
-                detail.append("\n  restates its source word for word", style="dim")
-            table.add_row(_badge(claim["status"]), detail)
-        for sentence in result.get("not_checked", []):
+        for claim in result.claims:
+            table.add_row(_badge(claim.status), _claim_detail(claim))
+        for sentence in result.not_checked:
             table.add_row(
                 Text("not checked", style="bold yellow"),
                 Text(sentence, style="dim"),
             )
         console.print(table)
         console.print()
-    elif not result.get("not_found") and not result.get("error"):
+    elif not result.not_found and not result.error:
         console.print(
             Text(
                 "No claim of this answer was checked: nothing here is certified.",
@@ -905,39 +890,27 @@ def qa_result(result: dict[str, Any], *, show_usage: bool = True) -> None:
         )
         console.print()
     seen: set[int] = set()
-    for citation in result["citations"]:
-        if citation["n"] in seen:
-            continue
-        seen.add(citation["n"])
-        line = Text(f"[{citation['n']}] ", style="bold")
-        line.append(f"{citation['doc_id']}:{citation['section_id']} ")
-        tier = citation["tier"]
-        ok = tier in ("exact", "normalized", "elided")
-        line.append(f"({tier})", style="green" if ok else "red")
-        line.append(f' "{citation["quote"]}"')
-        source = citation.get("source") or ""
-        if source and " ".join(source.split()) != " ".join(citation["quote"].split()):
-            # The reader sees what the judge read: the whole sentence(s) quoted from.
-            line.append(f'\n    in the source: "{source}"', style="dim")
-        console.print(line)
-    if result["citations"]:
+    for citation in result.citations:
+        if citation.n not in seen:
+            seen.add(citation.n)
+            console.print(_citation_line(citation))
+    if result.citations:
         console.print()
     console.print(Text(funnel_line(result), style="dim"))
-    if show_usage and result.get("usage"):
-        usage = result["usage"]
+    if show_usage:
+        usage = result.usage
         console.print(
             Text(
-                f"{result.get('model') or 'no model'}: {usage['calls']} calls "
-                f"({usage['cached_calls']} cached), {usage['prompt_tokens']} prompt + "
-                f"{usage['output_tokens']} output tokens, {duration(result['seconds'])}; "
-                f"read {len(result['read_set'])} sections "
-                f"({result.get('retrieval', {}).get('method', 'given')})",
+                f"{result.model or 'no model'}: {usage.calls} calls "
+                f"({usage.cached_calls} cached), {usage.prompt_tokens} prompt + "
+                f"{usage.output_tokens} output tokens, {duration(result.seconds)}; "
+                f"read {len(result.read_set)} sections ({result.retrieval.method})",
                 style="dim",
             )
         )
 
 
-def chat_banner(corpus: str, session_id: str, resumed: int) -> None:
+def chat_banner(console: Console, corpus: str, session_id: str, resumed: int) -> None:
     """Greet the chat user with the commands."""
     console.print(
         Text.assemble(
@@ -949,7 +922,7 @@ def chat_banner(corpus: str, session_id: str, resumed: int) -> None:
     )
 
 
-def chat_sources(sources: list[dict[str, Any]]) -> None:
+def chat_sources(console: Console, sources: list[dict[str, Any]]) -> None:
     """Show the sections read for the last answer and the quotes taken from each."""
     if not sources:
         console.print("no answer yet")
@@ -964,7 +937,7 @@ def chat_sources(sources: list[dict[str, Any]]) -> None:
             console.print(Text(f"  {source['summary']}", style="dim"))
         for citation in source["citations"]:
             console.print(
-                Text(f'  [{citation["n"]}] ({citation["tier"]}) "{citation["quote"]}"')
+                Text(f'  [{citation.n}] ({citation.tier}) "{citation.quote}"')
             )
 
 
@@ -973,12 +946,14 @@ def chat_prompt() -> str:
     return "you> "
 
 
-def chat_goodbye(session_id: str) -> None:
+def chat_goodbye(console: Console, session_id: str) -> None:
     """Say how to come back to this chat."""
     console.print(f"bye: resume with --session {session_id}", highlight=False)
 
 
-def label_report(report: dict[str, Any], labellers: tuple[str, ...]) -> None:
+def label_report(
+    console: Console, report: dict[str, Any], labellers: tuple[str, ...]
+) -> None:
     """Render per-label precision, recall and F1 for each labeller."""
     for name in labellers:
         scores = report[name]
@@ -1006,7 +981,7 @@ def label_report(report: dict[str, Any], labellers: tuple[str, ...]) -> None:
         console.print(f"plot: {report['plot']}", highlight=False)
 
 
-def retrieval_report(report: dict[str, Any]) -> None:
+def retrieval_report(console: Console, report: dict[str, Any]) -> None:
     """Render hit rate at k for each retriever."""
     ks = report["ks"]
     table = Table(
@@ -1034,7 +1009,7 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "-"
 
 
-def qa_eval_report(report: dict[str, Any]) -> None:
+def qa_eval_report(console: Console, report: dict[str, Any]) -> None:
     """Render `eval qa`: the claim funnel, coverage by window, tiers, verdicts."""
     from rich import box
 
@@ -1121,7 +1096,9 @@ def qa_eval_report(report: dict[str, Any]) -> None:
 
 
 @contextmanager
-def question_progress() -> Iterator[Callable[[dict[str, Any], int], None]]:
+def question_progress(
+    console: Console,
+) -> Iterator[Callable[[dict[str, Any], int], None]]:
     """Show `eval make-questions` as a progress bar on stderr: kept and dropped so far."""
     progress = Progress(
         SpinnerColumn(),
@@ -1130,7 +1107,7 @@ def question_progress() -> Iterator[Callable[[dict[str, Any], int], None]]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[detail]}"),
-        console=err_console,
+        console=console,
     )
     counts = {"kept": 0, "dropped": 0}
     task = progress.add_task("questions", total=None, detail="")
@@ -1148,7 +1125,7 @@ def question_progress() -> Iterator[Callable[[dict[str, Any], int], None]]:
         yield update
 
 
-def questions_report(summary: dict[str, Any]) -> None:
+def questions_report(console: Console, summary: dict[str, Any]) -> None:
     """Summarise a generated question set."""
     state = "resumed" if summary["resumed"] else "reused" if summary["reused"] else ""
     console.print(
@@ -1183,8 +1160,10 @@ def questions_report(summary: dict[str, Any]) -> None:
 
 
 @contextmanager
-def answer_set_progress() -> Iterator[Callable[[dict[str, Any], int, int], None]]:
-    """Show `ask --questions` as a progress bar on stderr."""
+def answer_set_progress(
+    console: Console,
+) -> Iterator[Callable[[CheckedAnswer, int, int], None]]:
+    """Show `ask --questions` as a progress bar."""
     progress = Progress(
         SpinnerColumn(),
         TextColumn("answering"),
@@ -1192,18 +1171,18 @@ def answer_set_progress() -> Iterator[Callable[[dict[str, Any], int, int], None]
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[detail]}"),
-        console=err_console,
+        console=console,
     )
     task = progress.add_task("answers", total=None, detail="")
 
-    def update(result: dict[str, Any], done: int, total: int) -> None:
+    def update(result: CheckedAnswer, done: int, total: int) -> None:
         progress.update(task, completed=done, total=total, detail=funnel_line(result))
 
     with _ends_clean(progress):
         yield update
 
 
-def answer_set_report(summary: dict[str, Any]) -> None:
+def answer_set_report(console: Console, summary: dict[str, Any]) -> None:
     """Summarise `ask --questions`."""
     usage = summary["usage"]
     console.print(
@@ -1221,7 +1200,7 @@ def answer_set_report(summary: dict[str, Any]) -> None:
     console.print(f"score them: veriscribe eval qa {summary['out']}", highlight=False)
 
 
-def judge_eval_report(report: dict[str, Any]) -> None:
+def judge_eval_report(console: Console, report: dict[str, Any]) -> None:
     """Render `eval judge`: accuracy, safety, AUC and the confusion table per method."""
     from rich import box
 

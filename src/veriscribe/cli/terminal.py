@@ -1,4 +1,4 @@
-r"""Make text from documents, names and errors safe to show on a terminal.
+r"""The terminal: its two consoles, which show text from input safely.
 
 A title, file name or server message may carry control characters: ``ESC [2J`` clears
 the screen, other sequences move the cursor, retitle the window or hide text. Nothing
@@ -10,6 +10,13 @@ text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
 
 # C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F: U+009B
 # is a one-character CSI on some terminals).
@@ -40,3 +47,51 @@ def json_safe(text: str) -> str:
     the same value, so the document means exactly what it meant.
     """
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class SafeConsole(Console):
+    """A console that shows control characters in the text it prints as escapes.
+
+    Titles, names, paths, quotes and error messages come from input. Strings and
+    Text are made safe before layout (so table cells are sized for the escapes), and
+    every rendered segment once more, while the console's own styling and cursor
+    control (separate control segments) pass untouched.
+    """
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """Turn a string into Text, its control characters made visible first."""
+        return super().render_str(sanitize(text), **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """Render as usual, with control characters in the text made visible."""
+        if isinstance(renderable, Text) and has_control(renderable.plain):
+            renderable = _safe_text(renderable, self)
+        for segment in super().render(renderable, options):
+            if segment.control or not segment.text:
+                yield segment
+            else:
+                yield Segment(sanitize(segment.text), segment.style)
+
+
+def _safe_text(text: Text, console: Console) -> Text:
+    """Return a copy of ``text`` with control characters escaped, styles kept."""
+    parts: list[str | tuple[str, str | Style]] = [
+        (sanitize(segment.text), segment.style or "")
+        for segment in text.render(console, end="")
+    ]
+    return Text.assemble(
+        *parts,
+        justify=text.justify,
+        overflow=text.overflow,
+        no_wrap=text.no_wrap,
+        end=text.end,
+    )
+
+
+stdout = SafeConsole()
+"""Where results and reports go."""
+
+stderr = SafeConsole(stderr=True)
+"""Where errors, warnings, hints and live progress go."""

@@ -21,6 +21,7 @@ from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.results import AbstractResult, FacetOutcome, Usage
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import put_article
@@ -79,7 +80,7 @@ async def run_abstract(
     doc_key: str | None = None,
     on_event: OnEvent | None = None,
     run_id: str | None = None,
-) -> dict[str, Any]:
+) -> AbstractResult:
     """Run (or resume, or reuse) the abstract graph for one article; return the result.
 
     An article already in the store is run by its ``doc_key``, without writing it
@@ -97,62 +98,76 @@ async def run_abstract(
         run_id=run_id,
         on_update=on_event,
     )
-    result = assemble_result(article, cast(AbstractState, run.values), options, llm)
-    result["thread_id"] = run.thread_id
-    result["resumed_from_checkpoint"] = run.reused
-    result["seconds"] = round(time.perf_counter() - started, 3)
-    return result
+    return assemble_result(
+        article,
+        cast(AbstractState, run.values),
+        options,
+        llm,
+        thread_id=run.thread_id,
+        reused=run.reused,
+        seconds=time.perf_counter() - started,
+    )
 
 
 def assemble_result(
-    article: Article, state: AbstractState, options: AbstractOptions, llm: LLM
-) -> dict[str, Any]:
-    """Return the public result object of one article (SPEC field names)."""
+    article: Article,
+    state: AbstractState,
+    options: AbstractOptions,
+    llm: LLM,
+    *,
+    thread_id: str,
+    reused: bool,
+    seconds: float,
+) -> AbstractResult:
+    """Return the result of one article from its graph's final state."""
     results = state.get("results", [])
     final = latest(results, state.get("stage", "facets"))
     usage_items = [r["usage"] for r in results] + list(state.get("usage", []))
-    usage = {
-        "calls": sum(u["calls"] for u in usage_items),
-        "prompt_tokens": sum(u["prompt_tokens"] for u in usage_items),
-        "output_tokens": sum(u["output_tokens"] for u in usage_items),
-        "cached_calls": sum(u["cached"] for u in usage_items),
-    }
+    usage = Usage(
+        calls=sum(u["calls"] for u in usage_items),
+        prompt_tokens=sum(u["prompt_tokens"] for u in usage_items),
+        output_tokens=sum(u["output_tokens"] for u in usage_items),
+        cached_calls=sum(u["cached"] for u in usage_items),
+    )
     facets = [
-        {
-            "name": r["name"],
-            "paragraphs": r["paragraphs"],
-            "summary": r["summary"],
-            "status": r["status"],
-            "chunks": r["chunks"],
-            "error": r["error"],
-            "prompt_tokens": r["usage"]["prompt_tokens"],
-            "output_tokens": r["usage"]["output_tokens"],
-            "seconds": r["usage"]["seconds"],
-        }
+        FacetOutcome(
+            name=r["name"],
+            paragraphs=r["paragraphs"],
+            summary=r["summary"],
+            status=r["status"],
+            chunks=r["chunks"],
+            error=r["error"],
+            prompt_tokens=r["usage"]["prompt_tokens"],
+            output_tokens=r["usage"]["output_tokens"],
+            seconds=r["usage"]["seconds"],
+        )
         for r in sorted(final.values(), key=lambda r: order_key(r["name"]))
     ]
-    return {
-        "id": article.id,
-        "source": article.source,
-        "title": article.title,
-        "abstract": state.get("abstract", ""),
-        "reference": article.reference,
-        "facets": facets,
-        "fallbacks": list(state.get("fallbacks", [])),
-        "refined": bool(state.get("refined", False)),
-        "draft": state.get("draft", ""),
-        "labels": list(state.get("labels", [])),
-        "label_source": state.get("label_source", ""),
-        "model": llm.label,
-        "prompt": options.prompt,
-        "prompt_ids": sorted(set(state.get("prompt_ids", []))),
-        "split": options.split,
-        "lean": options.lean,
-        "entities": options.entities,
-        "copy_limit": options.copy_limit,
-        "paragraph_count": len(article.paragraphs),
-        "usage": usage,
-    }
+    return AbstractResult(
+        id=article.id,
+        source=article.source,
+        title=article.title,
+        abstract=state.get("abstract", ""),
+        reference=article.reference,
+        facets=facets,
+        fallbacks=list(state.get("fallbacks", [])),
+        refined=bool(state.get("refined", False)),
+        draft=state.get("draft", ""),
+        labels=list(state.get("labels", [])),
+        label_source=state.get("label_source", ""),
+        model=llm.label,
+        prompt=options.prompt,
+        prompt_ids=sorted(set(state.get("prompt_ids", []))),
+        split=options.split,
+        lean=options.lean,
+        entities=options.entities,
+        copy_limit=options.copy_limit,
+        paragraph_count=len(article.paragraphs),
+        usage=usage,
+        thread_id=thread_id,
+        resumed_from_checkpoint=reused,
+        seconds=round(seconds, 3),
+    )
 
 
 async def generate_abstract(
@@ -162,7 +177,7 @@ async def generate_abstract(
     *,
     model: str | None = None,
     on_event: OnEvent | None = None,
-) -> dict[str, Any]:
+) -> AbstractResult:
     """Write an abstract for the article in ``path``."""
     article = read_single_article(path, settings.max_input_bytes)
     async with open_store(settings) as store:

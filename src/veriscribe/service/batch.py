@@ -58,6 +58,17 @@ from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.spec import parse_spec
 from veriscribe.redaction import redact
+from veriscribe.results import (
+    AbstractResult,
+    BatchLine,
+    BatchSummary,
+    FailedLine,
+    RunFailure,
+    RunListing,
+    RunSession,
+    RunSummary,
+    SessionReport,
+)
 from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_id
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.service.endpoint_usage import endpoint_usage
@@ -226,7 +237,7 @@ def failure_line(
     usage: dict[str, int] | None = None,
     seconds: float = 0.0,
     attempts: int = 0,
-) -> dict[str, Any]:
+) -> FailedLine:
     """Return the output line of an item that failed: ``error`` instead of ``abstract``."""
     line = failed_result(
         source=source,
@@ -239,11 +250,13 @@ def failure_line(
         usage=usage,
         seconds=seconds,
     )
-    return {**line, "attempts": attempts, "run_id": run_id}
+    return FailedLine(**line, attempts=attempts, run_id=run_id)
 
 
-def _dumps(line: dict[str, Any]) -> str:
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+def _dumps(line: BatchLine | FailedLine) -> str:
+    return json.dumps(
+        line.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")
+    )
 
 
 @dataclass(frozen=True)
@@ -487,7 +500,7 @@ class BatchRunner:
         started = time.perf_counter()
         article: Article | None = None
         reason: str | None = None
-        result: dict[str, Any] | None = None
+        result: AbstractResult | None = None
         try:
             if claim.doc_key is None:
                 raise InputError(f"{claim.source}: the article was never stored")
@@ -509,11 +522,14 @@ class BatchRunner:
             reason = redact(f"internal error: {type(exc).__name__}: {exc}")
         seconds = time.perf_counter() - started
         if result is not None:
-            line = dict(result)
-            line["source"] = claim.source
-            line["attempts"] = claim.attempts
-            line["run_id"] = self.run_id
-            outcome = Outcome("done", _dumps(line), seconds, usage=result["usage"])
+            line: BatchLine | FailedLine = BatchLine(
+                **{**dict(result), "source": claim.source},
+                attempts=claim.attempts,
+                run_id=self.run_id,
+            )
+            outcome = Outcome(
+                "done", _dumps(line), seconds, usage=result.usage.model_dump()
+            )
         else:
             usage = await self._usage_of_failed(claim)
             line = failure_line(
@@ -588,12 +604,12 @@ class BatchRunner:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> BatchSummary:
         """Run this worker's session and return the run's summary."""
         with _fewer_collections():
             return await self._run()
 
-    async def _run(self) -> dict[str, Any]:
+    async def _run(self) -> BatchSummary:
         self.progress.stage = "registering"
         self._report()
         if self.registers:
@@ -653,22 +669,21 @@ class BatchRunner:
         self.progress.total = counts.total
         self._report()
         summary = await run_summary(self.store, self.run_id)
-        summary["session"] = {
-            "worker": self.worker,
-            "outcome": outcome,
-            "processed": self.progress.finished_now,
-            "calls": self.llm.calls_made,
-            "call_limit": self.llm.settings.concurrency,
-            "peak_calls_in_flight": self.meter.peak,
-            "prompt_tokens": self.meter.prompt_tokens,
-            "output_tokens": self.meter.output_tokens,
-            "seconds": round(time.perf_counter() - self.started, 3),
-            "output_repair": self.output_report.as_dict()
-            if self.output_report
-            else None,
-        }
-        summary["interrupted"] = outcome == "interrupted"
-        return summary
+        session = SessionReport(
+            worker=self.worker,
+            outcome=outcome,
+            processed=self.progress.finished_now,
+            calls=self.llm.calls_made,
+            call_limit=self.llm.settings.concurrency,
+            peak_calls_in_flight=self.meter.peak,
+            prompt_tokens=self.meter.prompt_tokens,
+            output_tokens=self.meter.output_tokens,
+            seconds=round(time.perf_counter() - self.started, 3),
+            output_repair=self.output_report.as_dict() if self.output_report else None,
+        )
+        return BatchSummary(
+            **dict(summary), session=session, interrupted=outcome == "interrupted"
+        )
 
 
 @contextlib.contextmanager
@@ -720,7 +735,7 @@ async def run_batch(
     model: str | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
-) -> dict[str, Any]:
+) -> BatchSummary:
     """Write abstracts for every article of the inputs into ``out``, resumably.
 
     Running it again with the same arguments (or ``resume_run``) continues the run.
@@ -772,7 +787,7 @@ async def run_batch(
         return await _run_runner(runner, handle_signals)
 
 
-async def _run_runner(runner: BatchRunner, handle_signals: bool) -> dict[str, Any]:
+async def _run_runner(runner: BatchRunner, handle_signals: bool) -> BatchSummary:
     if not handle_signals:
         return await runner.run()
     with _stop_on_signals(runner):
@@ -787,7 +802,7 @@ async def work_run(
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
-) -> dict[str, Any]:
+) -> BatchSummary:
     """Work on an existing run's items, without its input files, beside other workers.
 
     The articles are read from the database, so this machine needs only to reach it
@@ -814,7 +829,7 @@ async def work_run(
         )
         runner.registers = False
         summary = await _run_runner(runner, handle_signals)
-        summary["out"] = config.out  # this worker's file, perhaps not the run's
+        summary.out = config.out  # this worker's file, perhaps not the run's
         return summary
 
 
@@ -825,7 +840,7 @@ async def resume_run(
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
-) -> dict[str, Any]:
+) -> BatchSummary:
     """Continue a run with its stored configuration.
 
     Raises:
@@ -878,7 +893,7 @@ async def stored_run(store: Store, run_id: str) -> runs.RunRecord:
 
 async def run_summary(
     store: Store, run_id: str, *, failures: int | None = None
-) -> dict[str, Any]:
+) -> RunSummary:
     """Return a run's summary: config, state, counts, timings, tokens, failures."""
     record = await stored_run(store, run_id)
     counts = await runs.counts(store, run_id)
@@ -886,48 +901,46 @@ async def run_summary(
     failed = await runs.items(store, run_id, "failed")
     shown = failed if failures is None else failed[:failures]
     config = record.config
-    return {
-        "run_id": run_id,
-        "status": run_state(record, counts, sessions),
-        "created": record.created,
-        "updated": record.updated,
-        "model": config.get("model"),
-        "options": config.get("options"),
-        "inputs": config.get("inputs"),
-        "out": config.get("out"),
-        "concurrency": config.get("concurrency"),
+    return RunSummary(
+        run_id=run_id,
+        status=run_state(record, counts, sessions),
+        created=record.created,
+        updated=record.updated,
+        model=config.get("model"),
+        options=config.get("options"),
+        inputs=config.get("inputs"),
+        out=config.get("out"),
+        concurrency=config.get("concurrency"),
         **counts.as_dict(),
-        "remaining": counts.remaining,
-        "seconds": round(sum(s.seconds for s in sessions), 3),
-        "sessions": [dataclasses.asdict(s) for s in sessions],
-        "call_log": await calls.call_counts(store, run_id),
-        "endpoints": await endpoint_usage(store, run_id),
-        "failures": [
-            {
-                "source": item.source,
-                "id": item.article_id,
-                "reason": item.reason,
-                "attempts": item.attempts,
-            }
+        remaining=counts.remaining,
+        seconds=round(sum(s.seconds for s in sessions), 3),
+        sessions=[RunSession(**dataclasses.asdict(s)) for s in sessions],
+        call_log=await calls.call_counts(store, run_id),
+        endpoints=await endpoint_usage(store, run_id),
+        failures=[
+            RunFailure(
+                source=item.source,
+                id=item.article_id,
+                reason=item.reason,
+                attempts=item.attempts,
+            )
             for item in shown
         ],
-    }
+    )
 
 
-async def list_runs(settings: Settings) -> list[dict[str, Any]]:
+async def list_runs(settings: Settings) -> list[RunListing]:
     """Return every run with its counts, newest first."""
     async with open_store(settings) as store:
         listed = []
         for record in await runs.list_runs(store):
             summary = await run_summary(store, record.run_id, failures=0)
-            summary.pop("sessions")
-            summary.pop("failures")
-            summary.pop("endpoints")
-            listed.append(summary)
+            fields = summary.model_dump(exclude={"sessions", "failures", "endpoints"})
+            listed.append(RunListing(**fields))
         return listed
 
 
-async def show_run(settings: Settings, run_id: str) -> dict[str, Any]:
+async def show_run(settings: Settings, run_id: str) -> RunSummary:
     """Return one run's summary with all its failures.
 
     Raises:

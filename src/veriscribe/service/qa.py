@@ -31,6 +31,13 @@ from veriscribe.nodes.qa.state import (
     turn_input,
 )
 from veriscribe.prompts import load_prompt
+from veriscribe.results import (
+    AnswerOptions,
+    CheckedAnswer,
+    Citation,
+    QuestionSetAnswer,
+    Usage,
+)
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
@@ -107,24 +114,27 @@ async def run_thread(
     return result
 
 
-def _decorate(
+def _checked(
     result: dict[str, Any], corpus: str, options: QAOptions, llm: LLM | None
-) -> dict[str, Any]:
-    result["corpus"] = corpus
-    result["model"] = llm.label if llm else None
-    result["options"] = {
-        "retriever": options.retriever,
-        "k": options.k,
-        "window": options.window,
-        "judge": options.judge,
-        "all_claims": options.all_claims,
-        "samples": options.samples,
-        "citations": options.citations,
-        "cite_by": options.cite_by,
-        "wording": options.wording,
-        "judge_method": options.judge_method,
-    }
-    return result
+) -> CheckedAnswer:
+    """Return a thread's result as the checked answer, with what made it."""
+    return CheckedAnswer(
+        **result,
+        corpus=corpus,
+        model=llm.label if llm else None,
+        options=AnswerOptions(
+            retriever=options.retriever,
+            k=options.k,
+            window=options.window,
+            judge=options.judge,
+            all_claims=options.all_claims,
+            samples=options.samples,
+            citations=options.citations,
+            cite_by=options.cite_by,
+            wording=options.wording,
+            judge_method=options.judge_method,
+        ),
+    )
 
 
 async def ask(
@@ -135,7 +145,7 @@ async def ask(
     options: QAOptions | None = None,
     model: str | None = None,
     on_stage: OnStage | None = None,
-) -> dict[str, Any]:
+) -> CheckedAnswer:
     """Answer a question from a corpus with checked verbatim citations."""
     if not question.strip():
         raise InputError("the question is empty")
@@ -162,7 +172,7 @@ async def ask(
             turn_input("ask", corpus, question),
             on_stage=on_stage,
         )
-        return _decorate(result, corpus, opts, llm)
+        return _checked(result, corpus, opts, llm)
 
 
 def cited_sections(answer: str) -> list[str]:
@@ -184,7 +194,7 @@ async def verify_answer(
     model: str | None = None,
     settings: Settings | None = None,
     on_stage: OnStage | None = None,
-) -> dict[str, Any]:
+) -> CheckedAnswer:
     """Check an answer that carries ``{{cite:doc:section|quote}}`` markers.
 
     Runs the tail of the cited-QA graph (filter claims, verify, judge, recover,
@@ -246,7 +256,7 @@ async def verify_answer(
             not_found=is_not_found(answer),
         )
         result = await run_thread(graph, deps, tid, graph_input, on_stage=on_stage)
-        return _decorate(result, corpus, options, llm)
+        return _checked(result, corpus, options, llm)
 
 
 class ChatSession:
@@ -266,7 +276,7 @@ class ChatSession:
         self.corpus = corpus
         self.session_id = session_id
         self.thread_id = f"chat:{corpus}:{session_id}"
-        self.last: dict[str, Any] | None = None
+        self.last: CheckedAnswer | None = None
 
     @classmethod
     @asynccontextmanager
@@ -290,9 +300,14 @@ class ChatSession:
             )
             saved = await graph.state(session.thread_id)
             if saved.get("result"):
-                session.last = _decorate(
-                    dict(saved["result"]), corpus, deps.options, llm
-                )
+                last = {
+                    **saved["result"],
+                    "thread_id": session.thread_id,
+                    "reused": True,
+                    "usage": Usage(),
+                    "seconds": 0.0,
+                }
+                session.last = _checked(last, corpus, deps.options, llm)
             yield session
 
     async def history(self) -> list[Turn]:
@@ -301,7 +316,7 @@ class ChatSession:
 
     async def ask(
         self, question: str, on_stage: OnStage | None = None
-    ) -> dict[str, Any]:
+    ) -> CheckedAnswer:
         """Answer the next question of the chat."""
         if not question.strip():
             raise InputError("the question is empty")
@@ -313,18 +328,18 @@ class ChatSession:
             reuse=False,
             on_stage=on_stage,
         )
-        self.last = _decorate(result, self.corpus, self.deps.options, self.deps.llm)
+        self.last = _checked(result, self.corpus, self.deps.options, self.deps.llm)
         return self.last
 
     async def sources(self) -> list[dict[str, Any]]:
         """Return the sections read for the last answer, with the quotes cited from each."""
         if self.last is None:
             return []
-        keys = self.last.get("read_set", [])
+        keys = self.last.read_set
         rows = await self.deps.sections(self.corpus, keys)
-        quotes: dict[str, list[dict[str, Any]]] = {}
-        for citation in self.last.get("citations", []):
-            key = section_key(citation["doc_id"], citation["section_id"])
+        quotes: dict[str, list[Citation]] = {}
+        for citation in self.last.citations:
+            key = section_key(citation.doc_id, citation.section_id)
             quotes.setdefault(key, []).append(citation)
         return [
             {
@@ -344,7 +359,7 @@ def with_options(options: QAOptions, **changes: Any) -> QAOptions:
     return replace(options, **{k: v for k, v in changes.items() if v is not None})
 
 
-OnAnswer = Callable[[dict[str, Any], int, int], None]
+OnAnswer = Callable[[QuestionSetAnswer, int, int], None]
 """Progress of a question set: a result, how many are done, how many in all."""
 
 
@@ -389,18 +404,22 @@ async def ask_questions(
             except (ContextOverflow, InputError) as exc:
                 failures.append({"id": item["id"], "reason": exc.user_message})
                 continue
-            hit = any(is_hit(item["gold"], key) for key in result["read_set"])
-            result = {"id": item["id"], "gold_section": item["gold"], **result}
-            result["gold_read"] = hit
-            handle.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+            hit = any(is_hit(item["gold"], key) for key in result.read_set)
+            line = QuestionSetAnswer(
+                **dict(result), id=item["id"], gold_section=item["gold"], gold_read=hit
+            )
+            fields = line.model_dump(mode="json")
+            first = {"id": fields.pop("id"), "gold_section": fields.pop("gold_section")}
+            handle.write(json.dumps(first | fields, ensure_ascii=False) + "\n")
             handle.flush()
             answered += 1
-            reused += bool(result.get("reused"))
+            reused += line.reused
             gold_read += hit
-            for key in usage:
-                usage[key] += int(result.get("usage", {}).get(key, 0))
+            usage["calls"] += line.usage.calls
+            usage["prompt_tokens"] += line.usage.prompt_tokens
+            usage["output_tokens"] += line.usage.output_tokens
             if on_answer is not None:
-                on_answer(result, done, len(questions))
+                on_answer(line, done, len(questions))
     return {
         "out": str(out),
         "corpus": corpus,
