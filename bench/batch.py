@@ -39,17 +39,14 @@ import time
 from pathlib import Path
 
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
-from veriscribe.graphs.abstract import (
-    AbstractDeps,
-    AbstractOptions,
-    build_abstract_graph,
-)
+from veriscribe.graphs.abstract import AbstractDeps, build_abstract_graph
 from veriscribe.llm.factory import make_llm
+from veriscribe.options import AbstractOptions
 from veriscribe.results import BatchSummary
 from veriscribe.service.batch import run_batch
 from veriscribe.settings import Settings
 from veriscribe.store.articles import article_key, put_articles
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "articles"
 CHECKPOINT_TABLES = ("checkpoints", "writes")
@@ -137,7 +134,7 @@ async def reference_run(
     ]
     settings = Settings(db=work / "reference.sqlite")
     settings.llm.concurrency = 2
-    async with await Store.open(settings.db) as store:
+    async with await open_database(settings.db) as store:
         await put_articles(store, articles)
         llm = make_llm(f"sim:latency={latency}", settings, store)
         options = AbstractOptions()

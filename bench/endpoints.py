@@ -31,8 +31,8 @@ from pathlib import Path
 
 # The script's own directory is on the path: share bench/batch.py's article copies.
 from batch import dev_articles, write_copies
-from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.fake_server import FakeServer
+from veriscribe.options import AbstractOptions
 from veriscribe.results import RunSummary
 from veriscribe.service.batch import run_batch, show_run
 from veriscribe.settings import LLMSettings, Settings

@@ -49,9 +49,9 @@ from pathlib import Path
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import VeriscribeError
 from veriscribe.eval.support import support_checker
-from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.metrics.fragments import fragment_stats
 from veriscribe.metrics.novelty import novelty_stats
+from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import run_batch
 from veriscribe.settings import LLMSettings, Settings
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from veriscribe.eval.qa import eval_qa, read_results
 from veriscribe.nodes.qa.answer import plain_answer
-from veriscribe.nodes.qa.state import QAOptions
+from veriscribe.options import QAOptions
 from veriscribe.results import QuestionSetAnswer
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service

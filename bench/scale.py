@@ -67,14 +67,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 # The tests' PostgreSQL helpers: a throwaway server and fresh databases on it.
 from pg import fresh_database, pg_bin, throwaway_server  # noqa: E402
-from veriscribe.graphs.abstract import AbstractOptions  # noqa: E402
 from veriscribe.llm.factory import make_llm  # noqa: E402
 from veriscribe.llm.fake_server import FakeServer  # noqa: E402
 from veriscribe.llm.spec import parse_spec  # noqa: E402
+from veriscribe.options import AbstractOptions  # noqa: E402
 from veriscribe.service.batch import BatchRunner, RunConfig  # noqa: E402
 from veriscribe.settings import Settings  # noqa: E402
 from veriscribe.store import runs  # noqa: E402
-from veriscribe.store.db import Store  # noqa: E402
+from veriscribe.store.connect import open_database  # noqa: E402
 
 RUN = "scale"
 MODEL = "openai:fake"
@@ -113,7 +113,7 @@ class Trial:
 async def register(dsn: str, dataset: Path, out: Path, per_server: int) -> int:
     """Register the run's articles in the database; return how many there are."""
     config = RunConfig(MODEL, AbstractOptions(), [str(dataset)], str(out), per_server)
-    async with await Store.open(dsn) as store:
+    async with await open_database(dsn) as store:
         await runs.ensure_run(store, RUN, "abstract", config.as_dict())
         llm = make_llm(parse_spec("sim"), Settings(db=dsn), store)
         await BatchRunner(store, llm, RUN, config).register()
@@ -123,7 +123,7 @@ async def register(dsn: str, dataset: Path, out: Path, per_server: int) -> int:
 
 async def measure(dsn: str) -> tuple[int, int, int, float, int, int]:
     """Return done, failed, total, the working window, model calls, checkpoint bytes."""
-    async with await Store.open(dsn) as store:
+    async with await open_database(dsn) as store:
         counts = await runs.counts(store, RUN)
         row = await store.fetchone(
             "SELECT MAX(finished_at) - MIN(claimed_at) FROM run_items WHERE run_id = ?",

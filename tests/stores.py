@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Row, Store, is_dsn, sqlite_path
 from veriscribe.store.dialect import POSTGRES
 
@@ -32,7 +33,7 @@ def _as_bytes(value: Any) -> bytes:
 
 async def rows(db: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
     """Open the database, run one query and return its rows."""
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         return await store.fetchall(sql, params)
 
 
@@ -50,7 +51,7 @@ async def tables(store: Store) -> list[str]:
 
 async def dump(db: str | Path) -> str:
     """Return every row of every table as text (to look for what must not be stored)."""
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         lines = []
         for table in await tables(store):
             for row in await store.fetchall(f"SELECT * FROM {table}"):

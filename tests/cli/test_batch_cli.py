@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from stores import scalar
 from veriscribe.cli import render
 from veriscribe.cli.app import app
-from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import BatchProgress, run_batch
 from veriscribe.settings import Settings
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from veriscribe.cli.app import app
 from veriscribe.store import runs
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 RUN = "shared-run"
 LEASE_S = 3.0
@@ -66,7 +66,7 @@ def start(
 
 async def poll(dsn: str, sql: str, until: Any, within: float = 120.0) -> Any:
     deadline = time.monotonic() + within
-    async with await Store.open(dsn) as store:
+    async with await open_database(dsn) as store:
         while True:
             row = await store.fetchone(sql)
             value = row[0] if row else None
@@ -128,7 +128,7 @@ async def _share_and_kill(
         "(SELECT COUNT(*) FROM run_items WHERE status = 'pending') = 0",
         lambda n: n > 0,
     )
-    async with await Store.open(dsn) as store:
+    async with await open_database(dsn) as store:
         # Frozen first, so that what it holds cannot change between the look and the
         # kill (on a loaded machine it may finish them meanwhile: then look again).
         for _ in range(20):
@@ -158,7 +158,7 @@ async def _share_and_kill(
     results = [json.loads(line) for line in text.splitlines()]
     sources = [r["source"] for r in results]
     assert len(sources) == len(set(sources)) == total  # every article exactly once
-    async with await Store.open(dsn) as store:
+    async with await open_database(dsn) as store:
         counts = await runs.counts(store, RUN)
         items = {i.item_id: i for i in await runs.items(store, RUN)}
         sessions = await runs.sessions(store, RUN)
@@ -192,14 +192,14 @@ def test_a_worker_finishes_a_run_without_its_inputs(
     out = tmp_path / "first.jsonl"
 
     async def register() -> None:
-        from veriscribe.graphs.abstract import AbstractOptions
         from veriscribe.llm.factory import make_llm
         from veriscribe.llm.spec import parse_spec
+        from veriscribe.options import AbstractOptions
         from veriscribe.service.batch import BatchRunner, RunConfig
         from veriscribe.settings import Settings
 
         config = RunConfig("sim", AbstractOptions(), [str(copy)], str(out), 2)
-        async with await Store.open(db_target) as store:
+        async with await open_database(db_target) as store:
             await runs.ensure_run(store, RUN, "abstract", config.as_dict())
             llm = make_llm(parse_spec("sim"), Settings(), store)
             await BatchRunner(store, llm, RUN, config).register()

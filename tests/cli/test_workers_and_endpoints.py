@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 from test_many_workers import poll, start
 
-from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.fake_server import FakeServer
 from veriscribe.llm.spec import parse_spec
+from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import BatchRunner, RunConfig
 from veriscribe.settings import Settings
 from veriscribe.store import runs
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 pytestmark = pytest.mark.network_model
 
@@ -40,7 +40,7 @@ PER_SERVER = 1  # each worker's calls in flight per server: 3 workers x 1 <= 8
 async def register(dsn: str, inputs: list[str], out: Path) -> int:
     """Register the run's articles, as `batch` does; return how many there are."""
     config = RunConfig("openai:fake", AbstractOptions(), inputs, str(out), PER_SERVER)
-    async with await Store.open(dsn) as store:
+    async with await open_database(dsn) as store:
         await runs.ensure_run(store, RUN, "abstract", config.as_dict())
         llm = make_llm(parse_spec("sim"), Settings(), store)
         await BatchRunner(store, llm, RUN, config).register()
@@ -86,7 +86,7 @@ async def test_a_dead_worker_and_a_dead_server_lose_no_article(
             within=90,
         )
         assert victim.poll() is None, logs[1].read_text()
-        async with await Store.open(pg_dsn) as store:
+        async with await open_database(pg_dsn) as store:
             os.kill(victim.pid, signal.SIGKILL)
             dead_server.kill()
             held = {
@@ -116,7 +116,7 @@ async def test_a_dead_worker_and_a_dead_server_lose_no_article(
     assert len(sources) == len(set(sources)) == total  # every article exactly once
     bad = [r for r in results if not r.get("abstract") or r.get("error")]
     assert not bad, bad[:2]
-    async with await Store.open(pg_dsn) as store:
+    async with await open_database(pg_dsn) as store:
         counts = await runs.counts(store, RUN)
         items = {i.item_id: i for i in await runs.items(store, RUN)}
     assert (counts.total, counts.done, counts.remaining) == (total, total, 0)

@@ -9,7 +9,7 @@ import pytest
 
 from veriscribe.eval.questions import make_questions
 from veriscribe.eval.retrieval import eval_retrieval
-from veriscribe.nodes.qa.state import QAOptions
+from veriscribe.options import QAOptions
 from veriscribe.service.corpora import add_corpus
 from veriscribe.service.qa import ask, verify_answer
 from veriscribe.settings import Settings

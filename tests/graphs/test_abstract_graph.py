@@ -17,10 +17,12 @@ from fakes import ScriptedChatModel, scripted_llm
 from stores import checkpoint_bytes
 from veriscribe.documents.articles import Article, Paragraph
 from veriscribe.errors import VeriscribeError
-from veriscribe.graphs.abstract import AbstractOptions, build_abstract_graph
+from veriscribe.graphs.abstract import build_abstract_graph
 from veriscribe.llm.client import LLM
+from veriscribe.options import AbstractOptions
 from veriscribe.results import AbstractResult
 from veriscribe.service.abstracts import run_abstract
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "abstract.mmd"
@@ -132,7 +134,7 @@ async def run(
 
 @pytest.fixture
 async def store(default_db: str) -> Any:
-    async with await Store.open(default_db) as opened:
+    async with await open_database(default_db) as opened:
         yield opened
 
 
@@ -372,13 +374,13 @@ async def test_resume_after_interruption_repeats_no_finished_branch(
     db_target: str,
 ) -> None:
     db = db_target
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         crashing = FailingOnce(responder=responder())
         with pytest.raises(VeriscribeError, match="process killed"):
             await run(store, scripted_llm(crashing))
         assert kinds(crashing).count("facet") == 4  # results never answered
     # a new process: new connection, new model
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         fresh = ScriptedChatModel(responder=responder())
         result = await run(store, scripted_llm(fresh))
     assert kinds(fresh) == ["facet", "refine"]

@@ -25,8 +25,10 @@ from qa_helpers import (
 from stores import checkpoint_bytes
 from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
-from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, QAOptions, turn_input
+from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, turn_input
+from veriscribe.options import QAOptions
 from veriscribe.service.qa import qa_runner, run_thread
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
 QUESTION = "How is hypertension diagnosed and treated?"
@@ -59,7 +61,7 @@ ANSWER = (
 
 @pytest.fixture
 async def store(default_db: str) -> AsyncIterator[Store]:
-    async with await Store.open(default_db) as opened:
+    async with await open_database(default_db) as opened:
         await add_fixture_corpus(opened)
         yield opened
 
@@ -429,7 +431,7 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
             return RuntimeError("process killed")
         return first(prompt, kwargs)
 
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         await add_fixture_corpus(store)
         llm = scripted_llm(ScriptedChatModel(responder=crashing), store=store)
         deps = QADeps(store=store, llm=llm, options=SAMPLED)
@@ -440,7 +442,7 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
     assert first.calls == ["retrieve", "answer"]
     # A new process: new connection, new model.
     second = Script(answer=answer)
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         llm = script_llm(second, store=store)
         deps = QADeps(store=store, llm=llm, options=SAMPLED)
         graph = await qa_runner(store)

@@ -12,8 +12,10 @@ import pytest
 
 from fakes import ScriptedChatModel, scripted_llm
 from qa_helpers import CORPUS, DIAGNOSIS, DRUGS, LIFESTYLE, add_fixture_corpus
-from veriscribe.nodes.qa.state import QADeps, QAOptions, turn_input
+from veriscribe.nodes.qa.state import QADeps, turn_input
+from veriscribe.options import QAOptions
 from veriscribe.service.qa import qa_runner, run_thread
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
 QUESTION = "Can ACE inhibitors be combined with angiotensin receptor blockers?"
@@ -24,7 +26,7 @@ NOT_COMBINED = (
 
 @pytest.fixture
 async def store(default_db: str) -> AsyncIterator[Store]:
-    async with await Store.open(default_db) as opened:
+    async with await open_database(default_db) as opened:
         await add_fixture_corpus(opened)
         yield opened
 
@@ -171,7 +173,7 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
         "aspirin in children under 16 years ... "
         "aspirin is recommended for secondary prevention"
     )
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         await corpora.ensure_corpus(store, "asp")
         for doc in read_guideline_path(guideline):
             await corpora.store_document(store, "asp", doc)

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from veriscribe.errors import ConfigError, InputError, VeriscribeError
-from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.options import AbstractOptions
 from veriscribe.service import batch as batch_module
 from veriscribe.service.batch import BatchProgress, default_run_id, run_batch
 from veriscribe.settings import Settings
 from veriscribe.store import calls
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 JATS = [
     "plos__journal.pone.0008519.xml",
@@ -34,7 +34,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 
 async def call_log(db: str) -> dict[str, int]:
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         return await calls.call_counts(store)
 
 
@@ -152,7 +152,7 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
     )
     assert other.session.calls == 0 and other.done == 11
     # Even with the checkpoints gone, the response cache answers every call.
-    async with await Store.open(db) as store:
+    async with await open_database(db) as store:
         tables = ["checkpoints", "writes"]
         if store.dialect.postgres:
             tables = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]
@@ -310,7 +310,7 @@ async def test_two_workers_share_a_run_without_doing_an_item_twice(
     results = lines(out)
     assert len(results) == len({r["source"] for r in results}) == 11
     assert len(second.sessions) == 2
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         attempts = [
             row[0] for row in await store.fetchall("SELECT attempts FROM run_items")
         ]

@@ -8,12 +8,12 @@ import veriscribe
 from qa_helpers import CORPUS, DIAGNOSIS, add_fixture_corpus, cite
 from veriscribe.errors import InputError, NotFound
 from veriscribe.settings import Settings
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 
 @pytest.fixture
 async def settings(default_db: str) -> Settings:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         await add_fixture_corpus(store)
     return Settings(db=default_db, model="ollama:unreachable")
 

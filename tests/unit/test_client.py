@@ -12,7 +12,7 @@ from veriscribe.errors import (
 )
 from veriscribe.llm.client import classify_backend_error
 from veriscribe.store import calls
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 
 class Summary(BaseModel):
@@ -52,7 +52,7 @@ async def test_schema_reaches_the_backend() -> None:
 
 
 async def test_cache_and_call_log(default_db: str) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         chat = ScriptedChatModel(script=['{"summary": "a"}'])
         llm = scripted_llm(chat, store=store, cache=True)
         first = await llm.json("facet", "summarise this", Summary)
@@ -64,7 +64,7 @@ async def test_cache_and_call_log(default_db: str) -> None:
 
 
 async def test_failed_output_is_not_cached(default_db: str) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         llm = scripted_llm(
             ["garbage", "garbage", '{"summary": "b"}'], store=store, cache=True
         )

@@ -18,6 +18,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.fake_server import FakeServer
 from veriscribe.settings import LLMSettings, Settings
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
 pytestmark = pytest.mark.network_model
@@ -69,7 +70,7 @@ async def logged(db: str) -> list[tuple[str | None, str]]:
 async def test_calls_spread_over_four_servers_none_beyond_its_limit(
     servers: list[FakeServer], default_db: str
 ) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         llm = pooled(servers, store)
         started = time.perf_counter()
         replies = await many(llm, 40)
@@ -88,7 +89,7 @@ async def test_calls_spread_over_four_servers_none_beyond_its_limit(
 async def test_a_server_killed_mid_run_loses_no_call(
     servers: list[FakeServer], default_db: str
 ) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         llm = pooled(servers, store)
         victim = servers[3]
 
@@ -182,7 +183,7 @@ async def test_keys_reach_the_servers_and_nowhere_else(
     caplog.set_level(logging.DEBUG)
     errors = []
     try:
-        async with await Store.open(db) as store:
+        async with await open_database(db) as store:
             settings = Settings(endpoints_file=servers_file, llm=FAST)
             llm = make_llm("openai:fake", settings, store)
             await many(llm, 6)
@@ -207,7 +208,7 @@ async def test_keys_reach_the_servers_and_nowhere_else(
 async def test_a_pool_with_other_servers_reuses_the_cached_replies(
     servers: list[FakeServer], default_db: str
 ) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         first = pooled(servers[:2], store, cache=True)
         before = await many(first, 4)
         # Resumed with one server gone and another added: the same model.
@@ -256,7 +257,7 @@ async def test_a_hung_server_times_out_and_its_calls_go_elsewhere(
     good = FakeServer(latency=0.05).start()
     quick = {"timeout_base_s": 0.5, "min_output_tokens_per_s": 100.0}
     try:
-        async with await Store.open(default_db) as store:
+        async with await open_database(default_db) as store:
             llm = pooled([hung, good], store, **quick)
             replies = await asyncio.gather(
                 *(

@@ -15,7 +15,7 @@ from veriscribe.llm.deadline import backoff, call_timeout, give_up_bound
 from veriscribe.llm.factory import make_llm
 from veriscribe.redaction import REDACTED, redact
 from veriscribe.settings import LLMSettings, Settings
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 
 pytestmark = pytest.mark.network_model
 
@@ -125,7 +125,7 @@ async def test_401_echoing_the_key_leaks_it_nowhere(
     monkeypatch.setenv("HF_TOKEN", other)
     with echoing_401([other]) as (url, seen):
         db = default_db
-        async with await Store.open(db) as store:
+        async with await open_database(db) as store:
             llm = make_llm("openai:gpt-x", Settings(base_url=url, llm=FAST), store)
             with pytest.raises(VeriscribeError) as info:
                 await llm.text("test.auth", "hello")

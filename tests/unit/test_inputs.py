@@ -20,7 +20,7 @@ from veriscribe.documents.articles import (
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.documents.safexml import parse_xml
 from veriscribe.errors import InputError
-from veriscribe.graphs.abstract import AbstractOptions
+from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import run_batch
 from veriscribe.service.corpora import _check_name
 from veriscribe.settings import DEFAULT_MAX_INPUT_BYTES, Settings

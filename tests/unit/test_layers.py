@@ -17,7 +17,7 @@ import veriscribe
 ROOT = Path(veriscribe.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"errors", "settings", "redaction", "results", "prompts"},
+    {"errors", "settings", "redaction", "results", "options", "prompts"},
     {"documents"},
     {"store", "checks"},
     {"llm"},

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from veriscribe.store import runs
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 from veriscribe.store.runs import NewItem, Outcome, new_worker_id, worker_alive
 
@@ -33,7 +34,7 @@ def done(text: str = "{}") -> Outcome:
 
 @pytest.fixture
 async def store(db_target: str) -> AsyncIterator[Store]:
-    opened = await Store.open(db_target)
+    opened = await open_database(db_target)
     await runs.ensure_run(opened, RUN, "abstract", {"model": "sim"})
     yield opened
     await opened.close()
@@ -64,7 +65,7 @@ async def test_a_claim_takes_no_more_than_its_limit(store: Store) -> None:
 
 
 async def test_two_connections_claim_disjoint_items(db_target: str) -> None:
-    stores = [await Store.open(db_target) for _ in range(3)]
+    stores = [await open_database(db_target) for _ in range(3)]
     try:
         await runs.ensure_run(stores[0], RUN, "abstract", {})
         await runs.put_items(stores[0], RUN, items(60))
@@ -174,7 +175,7 @@ async def test_run_config_round_trips(store: Store) -> None:
 async def test_claims_from_many_connections_at_once_never_overlap(
     db_target: str,
 ) -> None:
-    stores = [await Store.open(db_target) for _ in range(4)]
+    stores = [await open_database(db_target) for _ in range(4)]
     try:
         await runs.ensure_run(stores[0], RUN, "abstract", {})
         await runs.put_items(stores[0], RUN, items(400))

@@ -11,10 +11,10 @@ from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import BackendUnavailable, StructuredOutputError, VeriscribeError
 from veriscribe.eval.baselines import naive_abstract
 from veriscribe.eval.questions import make_questions
-from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.sim_replies import rephrase
 from veriscribe.nodes.abstract.summarize_facet import facet_values
+from veriscribe.options import AbstractOptions
 from veriscribe.prompts import load_prompt
 from veriscribe.service.batch import run_batch
 from veriscribe.service.corpora import add_corpus, show_corpus

@@ -8,22 +8,22 @@ import pytest
 from veriscribe.errors import ConfigError
 from veriscribe.store import calls, corpora
 from veriscribe.store.calls import CachedResponse
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 from veriscribe.store.migrations import MIGRATIONS
 
 
 async def test_migrations_are_named_recorded_and_idempotent(db_target: str) -> None:
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         assert await store.applied_migrations() == [m.name for m in MIGRATIONS]
         assert await store.migrate() == []
-    async with await Store.open(db_target) as again:
+    async with await open_database(db_target) as again:
         assert await again.migrate() == []
         for table in ("llm_calls", "llm_cache", "run_items", "corpus_sections"):
             assert await again.fetchone(f"SELECT COUNT(*) FROM {table}") == (0,)
 
 
 async def test_stores_opened_together_migrate_once(db_target: str) -> None:
-    stores = await asyncio.gather(*(Store.open(db_target) for _ in range(4)))
+    stores = await asyncio.gather(*(open_database(db_target) for _ in range(4)))
     try:
         names = await stores[0].fetchall("SELECT name FROM schema_migrations")
         assert sorted(n for (n,) in names) == sorted(m.name for m in MIGRATIONS)
@@ -35,7 +35,7 @@ async def test_stores_opened_together_migrate_once(db_target: str) -> None:
 
 
 async def test_the_call_log_and_cache_round_trip(db_target: str) -> None:
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         await calls.cache_put(store, "k", CachedResponse("first", 1, 2))
         await calls.cache_put(store, "k", CachedResponse("second", 3, 4))
         assert await calls.cache_get(store, "k") == CachedResponse("second", 3, 4)
@@ -65,7 +65,7 @@ async def test_the_call_log_and_cache_round_trip(db_target: str) -> None:
 
 
 async def test_corpus_version_follows_the_documents(db_target: str) -> None:
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         await corpora.ensure_corpus(store, "c")
         await corpora.ensure_corpus(store, "c")  # a second time changes nothing
         assert await corpora.corpus_version(store, "c") == "0:e3b0c44298fc1c14"
@@ -81,23 +81,23 @@ async def test_corpus_version_follows_the_documents(db_target: str) -> None:
 @pytest.mark.sqlite_only(reason="a SQLite file's missing directories")
 async def test_database_file_is_created_under_missing_dirs(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "v.sqlite"
-    async with await Store.open(f"sqlite:{path}"):
+    async with await open_database(f"sqlite:{path}"):
         pass
     assert path.is_file()
 
 
 async def test_a_database_from_a_newer_version_is_refused(db_target: str) -> None:
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         await store.execute(
             "INSERT INTO schema_migrations VALUES ('9999_from_the_future', 0)"
         )
     with pytest.raises(ConfigError, match="written by a newer veriscribe"):
-        await Store.open(db_target)
+        await open_database(db_target)
 
 
 async def test_an_unreachable_server_is_one_clear_error() -> None:
     with pytest.raises(ConfigError, match="cannot reach the database") as caught:
-        await Store.open("postgresql://someone:secret@127.0.0.1:9/none")
+        await open_database("postgresql://someone:secret@127.0.0.1:9/none")
     assert "secret" not in str(caught.value)
 
 
@@ -115,13 +115,13 @@ def test_a_sqlite_file_is_still_plain_sqlite(tmp_path: Path) -> None:
 
 
 async def _open_close(path: Path) -> None:
-    async with await Store.open(path):
+    async with await open_database(path):
         pass
 
 
 async def test_text_sorts_by_code_point_on_both_stores(db_target: str) -> None:
     ids = ["b", "B", "_x", "a", "Z9", "é", "a-1", "a1"]
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         await corpora.ensure_corpus(store, "c")
         await store.executemany(
             "INSERT INTO corpus_documents VALUES (?, ?, ?, ?, ?, ?)",

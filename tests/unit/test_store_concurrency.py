@@ -28,7 +28,7 @@ from veriscribe.store import calls, corpora
 from veriscribe.store import runs as runs_db
 from veriscribe.store.articles import get_article, put_article, put_articles
 from veriscribe.store.calls import CachedResponse
-from veriscribe.store.db import Store
+from veriscribe.store.connect import open_database
 from veriscribe.store.runs import NewItem, Outcome
 
 _STRAYS: list[str] = []
@@ -93,7 +93,7 @@ async def test_every_cursor_is_closed_on_the_connection_thread(
     tmp_path: Path, tracked: list[str], shared_data: Path
 ) -> None:
     article = Article("a1", "a1.xml", "T", [Paragraph("Intro", "Text.", ("Intro",))])
-    async with await Store.open(tmp_path / "v.sqlite") as store:
+    async with await open_database(tmp_path / "v.sqlite") as store:
         await corpora.ensure_corpus(store, "c")
         for doc in read_guideline_path(_ngc(shared_data, 1)[0]):
             await corpora.store_document(store, "c", doc, own_summary_chars=0)
@@ -147,7 +147,7 @@ async def test_concurrent_summary_writers_share_one_store(
     # The shape of `corpus add`: many batches of summaries written at once, each with
     # its logged model call, while other coroutines read. Before cursors were closed
     # on the connection thread this failed in nearly every run.
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         await corpora.ensure_corpus(store, "c")
         for path in _ngc(shared_data, 3):
             for doc in read_guideline_path(path):
@@ -189,7 +189,7 @@ async def test_corpus_add_summarises_every_cpgqa_passage(
 
 
 async def test_a_failed_transaction_takes_nothing_else_with_it(db_target: str) -> None:
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
 
         def failing(tx: Any) -> None:
             tx.execute("INSERT INTO corpora VALUES ('gone', 0, 0)")
@@ -217,7 +217,7 @@ async def test_a_failed_transaction_takes_nothing_else_with_it(db_target: str) -
 
 
 async def test_helpers_return_rows_and_change_counts(db_target: str) -> None:
-    async with await Store.open(db_target) as store:
+    async with await open_database(db_target) as store:
         added = await store.executemany(
             "INSERT INTO corpora VALUES (?, ?, ?)", [(f"c{i}", i, i) for i in range(5)]
         )

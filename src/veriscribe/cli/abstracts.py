@@ -26,8 +26,7 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present, present_batch
-from veriscribe.graphs.abstract import AbstractOptions
-from veriscribe.nodes.abstract.state import LabellerKind, PromptFamily, Split
+from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()

@@ -26,7 +26,7 @@ from veriscribe.cli.common import (
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present
 from veriscribe.errors import InputError, VeriscribeError
-from veriscribe.nodes.qa.state import (
+from veriscribe.options import (
     Citations,
     CiteBy,
     JudgeMethod,

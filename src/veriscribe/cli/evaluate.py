@@ -22,7 +22,7 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import Report, present, with_plot
-from veriscribe.nodes.qa.state import JudgeMethod, Retriever
+from veriscribe.options import JudgeMethod, Retriever
 
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.

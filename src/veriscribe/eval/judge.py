@@ -18,7 +18,8 @@ from veriscribe.errors import InputError
 from veriscribe.llm.factory import make_llm
 from veriscribe.metrics.judge_pairs import LABELS, JudgePair, build_pairs, roc_auc
 from veriscribe.nodes.qa import judge as judge_node
-from veriscribe.nodes.qa.state import JudgeMethod, QAOptions, Ruling
+from veriscribe.nodes.qa.state import Ruling
+from veriscribe.options import JudgeMethod, QAOptions
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings

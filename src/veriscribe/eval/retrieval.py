@@ -10,7 +10,8 @@ from typing import Any, cast
 from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.retrieve import choose_sections
-from veriscribe.nodes.qa.state import QADeps, QAOptions, QAState, Retriever
+from veriscribe.nodes.qa.state import QADeps, QAState
+from veriscribe.options import QAOptions, Retriever
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings

@@ -21,7 +21,7 @@ from veriscribe.checks.markers import split_sentences
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.judge import decide
-from veriscribe.nodes.qa.state import QAOptions
+from veriscribe.options import QAOptions
 from veriscribe.results import LENIENT_VERDICTS
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.service.common import open_store

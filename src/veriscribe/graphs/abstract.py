@@ -17,12 +17,12 @@ from veriscribe.nodes.abstract.fallback import attempted, join, lead, regroup
 from veriscribe.nodes.abstract.refine import refine
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
-    AbstractOptions,
     AbstractState,
     FacetResult,
     FacetTask,
 )
 from veriscribe.nodes.abstract.summarize_facet import summarize_facet
+from veriscribe.options import AbstractOptions
 
 __all__ = [
     "AbstractDeps",

@@ -28,12 +28,12 @@ from veriscribe.nodes.qa.retrieve import retrieve
 from veriscribe.nodes.qa.state import (
     JudgeTask,
     QADeps,
-    QAOptions,
     QAState,
     RecoverTask,
     turn_input,
 )
 from veriscribe.nodes.qa.verify import compliant_quotes, compliant_sources, verify
+from veriscribe.options import QAOptions
 
 __all__ = [
     "QADeps",

@@ -11,16 +11,12 @@ from typing import Any, cast
 from veriscribe import __version__
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
 from veriscribe.errors import InputError
-from veriscribe.graphs.abstract import (
-    AbstractDeps,
-    AbstractOptions,
-    AbstractState,
-    build_abstract_graph,
-)
+from veriscribe.graphs.abstract import AbstractDeps, AbstractState, build_abstract_graph
 from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.options import AbstractOptions
 from veriscribe.results import AbstractResult, FacetOutcome, Usage
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings

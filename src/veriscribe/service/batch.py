@@ -52,11 +52,11 @@ from veriscribe.documents.articles import (
     read_articles,
 )
 from veriscribe.errors import ConfigError, InputError, NotFound, VeriscribeError
-from veriscribe.graphs.abstract import AbstractOptions
 from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.llm.spec import parse_spec
+from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
 from veriscribe.results import (
     AbstractResult,
@@ -75,6 +75,7 @@ from veriscribe.service.endpoint_usage import endpoint_usage
 from veriscribe.settings import Settings
 from veriscribe.store import calls, runs
 from veriscribe.store.articles import get_article, put_articles
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 from veriscribe.store.output import ResultsFile, SyncReport
 from veriscribe.store.runs import (
@@ -622,7 +623,7 @@ class BatchRunner:
         self.progress.failed = counts.failed
         # The checkpointer gets a connection of its own: its lock then orders all
         # its reads and writes, and its traffic runs beside the call log's.
-        self.checkpoints = await Store.open(self.store.target)
+        self.checkpoints = await open_database(self.store.target)
         self.graph = await abstract_runner(self.checkpoints, self.llm)
         self.llm.chat.callbacks = [self.meter]
         await runs.start_session(self.store, self.run_id, self.worker)

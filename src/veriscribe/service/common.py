@@ -9,13 +9,14 @@ from typing import Any
 from veriscribe.documents.articles import Article
 from veriscribe.llm.client import Usage
 from veriscribe.settings import Settings
+from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
 
 @asynccontextmanager
 async def open_store(settings: Settings) -> AsyncIterator[Store]:
     """Open the configured database for the duration of a block."""
-    store = await Store.open(settings.db)
+    store = await open_database(settings.db)
     try:
         yield store
     finally:

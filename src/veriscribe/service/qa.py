@@ -22,14 +22,8 @@ from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.answer import is_not_found
-from veriscribe.nodes.qa.state import (
-    JudgeMethod,
-    QADeps,
-    QAOptions,
-    QAState,
-    Turn,
-    turn_input,
-)
+from veriscribe.nodes.qa.state import QADeps, QAState, Turn, turn_input
+from veriscribe.options import JudgeMethod, QAOptions
 from veriscribe.prompts import load_prompt
 from veriscribe.results import (
     AnswerOptions,

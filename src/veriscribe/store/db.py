@@ -136,7 +136,7 @@ class Tx(Protocol):
 
 
 class Store(abc.ABC):
-    """An open veriscribe database (use ``await Store.open(target)`` or ``async with``).
+    """An open veriscribe database (``await open_database(target)``, or ``async with``).
 
     Run statements only through the helpers below (see the module docstring for why).
     """
@@ -144,25 +144,6 @@ class Store(abc.ABC):
     dialect: Dialect
     target: str
     """What was opened: the SQLite file's path or the PostgreSQL DSN."""
-
-    @classmethod
-    async def open(cls, target: str | Path) -> Store:
-        """Open (creating and migrating if needed) the database a setting names."""
-        store: Store
-        if is_dsn(target):
-            from veriscribe.store.postgres import PostgresStore
-
-            store = await PostgresStore.connect(str(target))
-        else:
-            from veriscribe.store.sqlite import SqliteStore
-
-            store = await SqliteStore.connect(sqlite_path(target))
-        try:
-            await store.migrate()
-        except BaseException:
-            await store.close()
-            raise
-        return store
 
     async def __aenter__(self) -> Store:
         return self

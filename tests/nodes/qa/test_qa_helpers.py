@@ -22,8 +22,8 @@ from veriscribe.nodes.qa.state import Citation, SentenceInfo
 from veriscribe.nodes.qa.verify import claims_of, credit
 from veriscribe.retrieval.dense import DenseIndex, embed, minilm_encoder, windows
 from veriscribe.store import corpora
+from veriscribe.store.connect import open_database
 from veriscribe.store.corpora import SectionRow
-from veriscribe.store.db import Store
 from veriscribe.text.section_summaries import (
     clip,
     lead_summary,
@@ -96,7 +96,7 @@ async def test_missing_lines_are_asked_again_then_fall_back_to_lead() -> None:
 async def test_store_skips_unchanged_documents_and_keeps_unchanged_summaries(
     default_db: str,
 ) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         await corpora.ensure_corpus(store, "c")
         (doc,) = read_guideline_path(GUIDELINE)
         first = await corpora.store_document(store, "c", doc, own_summary_chars=150)
@@ -306,7 +306,7 @@ def test_dense_without_the_model_package_is_a_clear_error() -> None:
 
 
 async def test_fixture_corpus_round_trip(default_db: str) -> None:
-    async with await Store.open(default_db) as store:
+    async with await open_database(default_db) as store:
         await add_fixture_corpus(store)
         info = await corpora.list_corpora(store)
         assert [(c.name, c.documents, c.sections, c.summarized) for c in info] == [

@@ -6,45 +6,18 @@ state and ``Send`` payloads carry paragraph indices and short summaries only.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import operator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Annotated, Literal, TypedDict
 
 from veriscribe.documents.articles import Article
 from veriscribe.llm.client import LLM, Usage
+from veriscribe.options import AbstractOptions
 from veriscribe.store.articles import get_article
 from veriscribe.store.db import Store
 
-Split = Literal["fs", "ns", "sh"]
-PromptFamily = Literal["own", "bc", "di", "si", "si_cot"]
-LabellerKind = Literal["auto", "llm", "classifier"]
 Stage = Literal["facets", "regroup"]
 Status = Literal["ok", "empty", "failed", "lead300"]
-
-
-@dataclass(frozen=True)
-class AbstractOptions:
-    """How an abstract is made; part of the run's identity."""
-
-    split: Split = "fs"
-    prompt: PromptFamily = "own"
-    entities: int = 0
-    lean: bool = True
-    labeller: LabellerKind = "auto"
-    copy_limit: int = 4
-    """On the embedded model, the longest word-for-word run of a facet's text a
-    summary may contain (0: no limit)."""
-
-    def key(self) -> str:
-        """Return a short stable hash of the options."""
-        fields = asdict(self)
-        if not self.copy_limit:
-            # Runs named before the copy limit existed keep their names.
-            del fields["copy_limit"]
-        blob = json.dumps(fields, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
 @dataclass(frozen=True)

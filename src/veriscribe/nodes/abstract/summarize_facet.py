@@ -13,11 +13,11 @@ from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.llm.client import LLM, Usage
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
-    AbstractOptions,
     FacetResult,
     FacetTask,
     usage_record,
 )
+from veriscribe.options import AbstractOptions
 from veriscribe.prompts import Prompt, load_prompt
 from veriscribe.text.facets import pack
 from veriscribe.text.replies import (

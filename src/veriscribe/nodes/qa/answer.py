@@ -36,10 +36,10 @@ from veriscribe.nodes.qa.state import (
     AnswerSentence,
     CitationRef,
     QADeps,
-    QAOptions,
     QAState,
     Turn,
 )
+from veriscribe.options import QAOptions
 from veriscribe.prompts import load_prompt
 from veriscribe.store.corpora import SectionRow
 

@@ -47,10 +47,10 @@ from veriscribe.nodes.qa.state import (
     Judgement,
     JudgeTask,
     QADeps,
-    QAOptions,
     QAState,
     Ruling,
 )
+from veriscribe.options import QAOptions
 from veriscribe.prompts import load_prompt
 from veriscribe.results import VERDICTS, ClaimStatus, Shortfall, Verdict
 

@@ -7,14 +7,13 @@ and short verdicts. ``Send`` payloads carry a claim, its quotes and section keys
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
 from veriscribe.errors import ConfigError
 from veriscribe.llm.client import LLM
+from veriscribe.options import QAOptions
 from veriscribe.results import ClaimStatus, Shortfall, Tier, Verdict
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.store import corpora
@@ -24,65 +23,12 @@ from veriscribe.store.db import Store
 if TYPE_CHECKING:
     from veriscribe.retrieval.dense import DenseIndex
 
-Retriever = Literal["llm", "bm25", "dense"]
-Citations = Literal["constrained", "free"]
-CiteBy = Literal["quote", "id"]
-Wording = Literal["source", "own"]
-JudgeMethod = Literal["scored", "sampled"]
 Mode = Literal["ask", "verify"]
 
 NOT_FOUND_ANSWER = (
     "Not found in the loaded guidelines: none of the sections read addresses this "
     "question, so no answer is given."
 )
-
-
-@dataclass(frozen=True)
-class QAOptions:
-    """How a question is answered and checked; part of a run's identity."""
-
-    retriever: Retriever = "llm"
-    k: int = 3
-    """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
-    window: int = 1
-    """Attribution window: claim sentences a citation marker credits."""
-    judge: bool = True
-    """Run the support judge (and recovery); off = deterministic checks only."""
-    all_claims: bool = False
-    """Treat every sentence as a claim instead of asking the claim filter."""
-    samples: int = 3
-    """Judge samples per claim; the verdict is their majority."""
-    max_samples: int = 9
-    """Samples at most, when extra rounds are needed to break a tie."""
-    candidates: int = 40
-    """Summaries shown to the llm retriever (pre-ranked by BM25); 0 = all that fit."""
-    read_chars: int = 380_000
-    """Cap on the characters of the sections read."""
-    recover: bool = True
-    """Look for missing support of partially supported claims in the read set."""
-    support_threshold: float | None = None
-    """Scored judge: P(yes) that certifies (default: measured for the model)."""
-    partial_threshold: float | None = None
-    """Scored judge: P(yes) that makes a claim partially supported."""
-    judge_method: JudgeMethod = "scored"
-    """``scored``: lexical lane, then one yes/no question scored by probability;
-    ``sampled``: the majority of sampled four-way verdicts."""
-    answer_tokens: int = 400
-    """Output tokens reserved for the answer."""
-    citations: Citations = "constrained"
-    """``constrained``: the reply's schema admits only quotes of the sections read;
-    ``free``: the model writes its quotes (the papers' setting)."""
-    cite_by: CiteBy = "quote"
-    """Constrained citations name a unit by its text (``quote``) or its id (``id``)."""
-    wording: Wording = "source"
-    """Constrained answers: ``own``, the model writes each sentence from its quote;
-    ``source``, each sentence is the cited guideline sentence itself, and the model
-    only chooses which ones answer the question."""
-
-    def key(self) -> str:
-        """Return a short stable hash of the options."""
-        blob = json.dumps(asdict(self), sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,99 @@
+"""How an abstract or an answer is made: the options, part of every run's identity.
+
+Defined here, below every other layer, so that the graphs, the services, the
+evaluation and the command line name the same options without importing each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+# ------------------------------------------------------------------------- abstracts
+
+Split = Literal["fs", "ns", "sh"]
+"""How the article is divided: first sentences, naive splitting, section headers."""
+PromptFamily = Literal["own", "bc", "di", "si", "si_cot"]
+LabellerKind = Literal["auto", "llm", "classifier"]
+
+
+@dataclass(frozen=True)
+class AbstractOptions:
+    """How an abstract is made; part of the run's identity."""
+
+    split: Split = "fs"
+    prompt: PromptFamily = "own"
+    entities: int = 0
+    lean: bool = True
+    labeller: LabellerKind = "auto"
+    copy_limit: int = 4
+    """On the embedded model, the longest word-for-word run of a facet's text a
+    summary may contain (0: no limit)."""
+
+    def key(self) -> str:
+        """Return a short stable hash of the options."""
+        fields = asdict(self)
+        if not self.copy_limit:
+            # Runs named before the copy limit existed keep their names.
+            del fields["copy_limit"]
+        blob = json.dumps(fields, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+# --------------------------------------------------------------------------- answers
+
+Retriever = Literal["llm", "bm25", "dense"]
+Citations = Literal["constrained", "free"]
+CiteBy = Literal["quote", "id"]
+Wording = Literal["source", "own"]
+JudgeMethod = Literal["scored", "sampled"]
+
+
+@dataclass(frozen=True)
+class QAOptions:
+    """How a question is answered and checked; part of a run's identity."""
+
+    retriever: Retriever = "llm"
+    k: int = 3
+    """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
+    window: int = 1
+    """Attribution window: claim sentences a citation marker credits."""
+    judge: bool = True
+    """Run the support judge (and recovery); off = deterministic checks only."""
+    all_claims: bool = False
+    """Treat every sentence as a claim instead of asking the claim filter."""
+    samples: int = 3
+    """Judge samples per claim; the verdict is their majority."""
+    max_samples: int = 9
+    """Samples at most, when extra rounds are needed to break a tie."""
+    candidates: int = 40
+    """Summaries shown to the llm retriever (pre-ranked by BM25); 0 = all that fit."""
+    read_chars: int = 380_000
+    """Cap on the characters of the sections read."""
+    recover: bool = True
+    """Look for missing support of partially supported claims in the read set."""
+    support_threshold: float | None = None
+    """Scored judge: P(yes) that certifies (default: measured for the model)."""
+    partial_threshold: float | None = None
+    """Scored judge: P(yes) that makes a claim partially supported."""
+    judge_method: JudgeMethod = "scored"
+    """``scored``: lexical lane, then one yes/no question scored by probability;
+    ``sampled``: the majority of sampled four-way verdicts."""
+    answer_tokens: int = 400
+    """Output tokens reserved for the answer."""
+    citations: Citations = "constrained"
+    """``constrained``: the reply's schema admits only quotes of the sections read;
+    ``free``: the model writes its quotes (the papers' setting)."""
+    cite_by: CiteBy = "quote"
+    """Constrained citations name a unit by its text (``quote``) or its id (``id``)."""
+    wording: Wording = "source"
+    """Constrained answers: ``own``, the model writes each sentence from its quote;
+    ``source``, each sentence is the cited guideline sentence itself, and the model
+    only chooses which ones answer the question."""
+
+    def key(self) -> str:
+        """Return a short stable hash of the options."""
+        blob = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
