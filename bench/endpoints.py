@@ -149,11 +149,11 @@ async def main() -> None:
         flush=True,
     )
     for row in shown.endpoints:
-        marker = " (killed)" if row["endpoint"] == victim.url else ""
+        marker = " (killed)" if row.endpoint == victim.url else ""
         print(
-            f"  {row['endpoint']}{marker}: calls={row['calls']} errors={row['errors']} "
-            f"tokens={row['prompt_tokens'] + row['output_tokens']} "
-            f"p50={row['latency_p50_s']} p95={row['latency_p95_s']}",
+            f"  {row.endpoint}{marker}: calls={row.calls} errors={row.errors} "
+            f"tokens={row.prompt_tokens + row.output_tokens} "
+            f"p50={row.latency_p50_s} p95={row.latency_p95_s}",
             flush=True,
         )
     # What share of four servers' capacity the balancing turns into speed.

@@ -106,7 +106,7 @@ async def run_mode(
     ]
     return {
         "mode": mode,
-        "summary": {k: summary[k] for k in ("answered", "failed") if k in summary},
+        "summary": summary.model_dump(mode="json", include={"answered", "failed"}),
         "funnel": report["funnel"],
         "rates": report["rates"],
         "verdicts": report.get("verdicts", {}),

@@ -34,7 +34,7 @@ import json, re, sys
 VOLATILE = re.compile(
     r"(seconds|elapsed|_ms$|_s$|duration|per_second|started|finished|updated|created"
     r"|^at$|_at$|time|load_seconds|tokens_per_second|endpoint$|^worker$|^ended$"
-    r"|^heartbeat$)"
+    r"|^heartbeat$|^peak_calls_in_flight$)"
 )
 def clean(v, key=""):
     if isinstance(v, dict):

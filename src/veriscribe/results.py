@@ -8,7 +8,7 @@ the nodes, the evaluation, the terminal. This module imports nothing of veriscri
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,10 +35,16 @@ LENIENT_VERDICTS: Final[frozenset[Verdict]] = frozenset(
 )
 """The verdicts that count as supported when partial support is allowed."""
 
+UNJUDGED: Final = "unjudged"
+"""Counted in place of a verdict for a claim no judge gave one."""
+
 Shortfall = Literal[
     "unsupported_addition", "strength_inflation", "scope_inflation", "causal_upgrade"
 ]
 """What a partially supported claim adds to its quotes."""
+
+ShortfallVote = Literal["none", Shortfall]
+"""A judge's answer to what a claim adds: a shortfall, or ``none``."""
 
 ClaimStatus = Literal[
     "certified", "recovered", "partial", "unsupported", "uncited", "unjudged"
@@ -50,6 +56,9 @@ CLAIM_STATUSES: Final[tuple[ClaimStatus, ...]] = get_args(ClaimStatus)
 
 FacetStatus = Literal["ok", "empty", "failed", "lead300"]
 """How a facet's summary came about: ``lead300`` is the fallback of the opening text."""
+
+USABLE_FACET_STATUSES: Final[frozenset[FacetStatus]] = frozenset({"ok", "lead300"})
+"""The facet statuses whose summary goes into the draft."""
 
 
 class Result(BaseModel):
@@ -69,13 +78,44 @@ def plain(data: Any) -> Any:
     return data
 
 
-class Usage(Result):
-    """Model calls and tokens; cached calls cost no tokens."""
+class TokenUsage(Result):
+    """Model calls and the tokens they spent."""
 
     calls: int = 0
     prompt_tokens: int = 0
     output_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> Self:
+        """Return the sum, counting the fields of this one's kind."""
+        fields = type(self).model_fields
+        return type(self)(
+            **{name: getattr(self, name) + getattr(other, name) for name in fields}
+        )
+
+
+class Usage(TokenUsage):
+    """Model calls and tokens; cached calls cost no tokens."""
+
     cached_calls: int = 0
+
+
+class DoctorReport(Result):
+    """What ``veriscribe doctor`` found out about a backend."""
+
+    backend: str
+    model: str
+    endpoint: str
+    context_tokens: int
+    ok: bool
+    load_seconds: float
+    prompt_tokens: int
+    output_tokens: int
+    prompt_tokens_per_second: float
+    output_tokens_per_second: float
+    reply: str
+    contexts: int | None = None
+    """Calls the embedded backend runs at once (None for servers)."""
+    threads_per_context: int | None = None
 
 
 # ------------------------------------------------------------------------- abstracts
@@ -133,8 +173,8 @@ class BatchLine(AbstractResult):
     run_id: str
 
 
-class FailedLine(Result):
-    """A line of a results file for an article that failed: ``error``, no abstract."""
+class FailedResult(Result):
+    """The result of an article that failed: ``error`` instead of ``abstract``."""
 
     id: str
     source: str
@@ -148,6 +188,11 @@ class FailedLine(Result):
     split: str | None
     usage: Usage
     seconds: float
+
+
+class FailedLine(FailedResult):
+    """A line of a batch's results file for an article that failed."""
+
     attempts: int
     run_id: str
 
@@ -215,11 +260,24 @@ class RunListing(Result):
     """Model calls by outcome (``ok``, ``error``, ``cached`` ...)."""
 
 
+class EndpointReport(Result):
+    """What one model server did for a run (answers from the cache left out)."""
+
+    endpoint: str
+    calls: int
+    ok: int
+    errors: int
+    prompt_tokens: int
+    output_tokens: int
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+
+
 class RunSummary(RunListing):
     """A run as ``runs show`` shows it: also its sessions, servers and failures."""
 
     sessions: list[RunSession]
-    endpoints: list[dict[str, Any]]
+    endpoints: list[EndpointReport]
     failures: list[RunFailure]
 
 
@@ -228,6 +286,71 @@ class BatchSummary(RunSummary):
 
     session: SessionReport
     interrupted: bool
+
+
+# ---------------------------------------------------------------------------- corpora
+
+
+class IngestReport(Result):
+    """What ``corpus add`` did."""
+
+    corpus: str
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    skipped: list[dict[str, str]] = []
+    """Files that could not be read: ``path`` and ``reason``."""
+    sections: int = 0
+    summaries: dict[str, int] = {}
+    """Sections by where their summary came from (``model``, ``text``, ``lead``)."""
+    model: str | None = None
+    usage: Usage = Usage()
+    seconds: float = 0.0
+
+
+class CorpusListing(Result):
+    """A corpus and its size, as ``corpus list`` shows it."""
+
+    name: str
+    documents: int
+    sections: int
+    chars: int
+    summarized: int
+    created: float
+    updated: float
+
+
+class DocumentListing(Result):
+    """A document of a corpus."""
+
+    doc_id: str
+    title: str
+    source: str
+    sections: int
+    content_hash: str
+
+
+class SectionListing(Result):
+    """A section of a corpus, without its text."""
+
+    doc_id: str
+    section_id: str
+    number: str
+    title: str
+    parent: str | None
+    children: list[str]
+    level: int
+    chars: int
+    summary: str | None
+    summary_source: str | None
+
+
+class CorpusDetails(Result):
+    """A corpus's documents and sections (``corpus show``)."""
+
+    name: str
+    documents: list[DocumentListing]
+    sections: list[SectionListing]
 
 
 # ---------------------------------------------------------------------------- answers
@@ -286,7 +409,7 @@ class Retrieval(Result):
 
 
 class AnswerOptions(Result):
-    """The options an answer was made and checked with."""
+    """The options an answer was made and checked with (those of its ``QAOptions``)."""
 
     retriever: str
     k: int
@@ -330,6 +453,39 @@ class CheckedAnswer(Result):
     corpus: str
     model: str | None
     options: AnswerOptions
+
+
+class SourceRead(Result):
+    """A section read for an answer, with the quotes the answer took from it."""
+
+    key: str
+    title: str
+    number: str
+    chars: int
+    summary: str | None
+    citations: list[Citation]
+
+
+class QuestionFailure(Result):
+    """A question of a set that got no answer, and why."""
+
+    id: str
+    reason: str
+
+
+class QuestionSetSummary(Result):
+    """What ``ask --questions`` did: answers written, reused and failed."""
+
+    out: str
+    corpus: str
+    questions: int
+    answered: int
+    reused: int
+    failed: list[QuestionFailure]
+    gold_read: int
+    """Answers that read their question's gold section."""
+    usage: TokenUsage
+    seconds: float
 
 
 class QuestionSetAnswer(CheckedAnswer):

@@ -59,7 +59,7 @@ async def test_cache_and_call_log(default_db: str) -> None:
         second = await llm.json("facet", "summarise this", Summary)
         assert first.value == second.value
         assert len(chat.calls) == 1
-        assert second.usage.cached == 1 and second.usage.calls == 0
+        assert second.usage.cached_calls == 1 and second.usage.calls == 0
         assert await calls.call_counts(store) == {"ok": 1, "cached": 1}
 
 

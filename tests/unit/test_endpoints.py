@@ -166,7 +166,7 @@ def test_calls_per_endpoint_are_summarised() -> None:
         ("http://b", "timeout", 50, 0, 5.0),
         (None, "cached", 100, 10, 0.0),
     ]
-    assert summarise_calls(rows) == [
+    assert [e.model_dump() for e in summarise_calls(rows)] == [
         {
             "endpoint": "http://a",
             "calls": 4,

@@ -312,8 +312,9 @@ def test_read_results_accepts_object_array_and_lines(tmp_path: Path) -> None:
     many.write_text(
         json.dumps([{"id": "x", "abstract": "A."}, {"id": "y", "error": "e"}])
     )
-    assert [i["id"] for i in read_results(one)[0]] == ["x"]
-    usable, excluded = read_results(many)
+    assert [i["id"] for i in read_results(one).usable] == ["x"]
+    found = read_results(many)
+    usable, excluded = found.usable, found.excluded
     assert [i["id"] for i in usable] == ["x"] and excluded[0]["id"] == "y"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
@@ -428,10 +429,10 @@ def _article(words: int) -> Article:
 async def test_naive_baseline_fits_short_articles_whole() -> None:
     llm = scripted_llm(['{"abstract": "A short abstract."}'])
     line = await naive_abstract(llm, _article(50))
-    assert line["abstract"] == "A short abstract."
-    assert line["truncation"]["truncated"] is False and line["fallbacks"] == []
-    assert line["usage"]["calls"] == 1 and line["baseline"] == "naive"
-    assert line["prompt_ids"][0].startswith("abstract/naive@")
+    assert line.abstract == "A short abstract."
+    assert line.truncation["truncated"] is False and line.fallbacks == []
+    assert line.usage.calls == 1 and line.baseline == "naive"
+    assert line.prompt_ids[0].startswith("abstract/naive@")
 
 
 async def test_naive_baseline_truncates_to_the_budget_and_records_it() -> None:
@@ -444,11 +445,11 @@ async def test_naive_baseline_truncates_to_the_budget_and_records_it() -> None:
     llm = scripted_llm(reply, context_tokens=2048)
     article = _article(3000)
     line = await naive_abstract(llm, article)
-    record = line["truncation"]
+    record = line.truncation
     assert record["truncated"] is True and len(replies) == 1
     assert 0 < record["kept_words"] < record["article_words"] == 3000
     assert record["kept_tokens"] < record["article_tokens"]
-    assert "truncated" in line["fallbacks"][0]
+    assert "truncated" in line.fallbacks[0]
     assert "only its beginning is given" in replies[0]
     assert f"word{record['kept_words'] - 1}" in replies[0]
     assert f"word{record['kept_words']} " not in replies[0]
@@ -469,4 +470,4 @@ async def test_naive_baseline_truncates_to_the_budget_and_records_it() -> None:
 async def test_naive_baseline_retries_a_transient_fault() -> None:
     llm = scripted_llm([BackendUnavailable("503"), '{"abstract": "Second time."}'])
     line = await naive_abstract(llm, _article(20))
-    assert line["abstract"] == "Second time." and line["attempts"] == 2
+    assert line.abstract == "Second time." and line.attempts == 2

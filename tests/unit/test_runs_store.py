@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from veriscribe.results import Usage
 from veriscribe.store import runs
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
@@ -29,7 +30,7 @@ def items(n: int, *, prefix: str = "a") -> list[NewItem]:
 
 
 def done(text: str = "{}") -> Outcome:
-    return Outcome("done", text, 0.1, usage={"calls": 2, "prompt_tokens": 10})
+    return Outcome("done", text, 0.1, usage=Usage(calls=2, prompt_tokens=10))
 
 
 @pytest.fixture

@@ -144,8 +144,8 @@ async def test_sim_naive_baseline_abstract_comes_from_the_article(
     llm = make_llm("sim", Settings())
     line = await naive_abstract(llm, article)
     body = " ".join(p.text for p in article.paragraphs)
-    assert len(line["abstract"].split()) >= 30
-    assert words(line["abstract"]) <= words(body) | REWORDING
+    assert len(line.abstract.split()) >= 30
+    assert words(line.abstract) <= words(body) | REWORDING
 
 
 def passages(shared_data: Path, n: int) -> list[dict[str, str]]:
@@ -168,9 +168,9 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
     # Every section long enough to need a summary got one from the model.
     assert set(report.summaries) <= {"model", "text"} and report.summaries["model"]
     shown = await show_corpus(settings, "cpg")
-    for section in shown["sections"]:
-        if section["summary_source"] == "model":
-            assert section["summary"].startswith("Covers ")
+    for section in shown.sections:
+        if section.summary_source == "model":
+            assert section.summary is not None and section.summary.startswith("Covers ")
 
     result = await ask(
         settings,

@@ -53,7 +53,7 @@ async def test_the_call_log_and_cache_round_trip(db_target: str) -> None:
                 run_id="r",
             )
         usage = await calls.thread_usage(store, "t", 0.0)
-        assert usage == {
+        assert usage.model_dump() == {
             "calls": 2,
             "prompt_tokens": 15,
             "output_tokens": 6,

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import Stemmer
 
 from veriscribe.checks.quotable import quotable_units
+from veriscribe.results import Shortfall
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
 _CLAUSE = re.compile(r"[;:]\s|,\s(?:but|whereas|while|although|however)\b|\.\s")
@@ -103,7 +104,6 @@ quantity (``all``, ``only``, ``any``, ``most``): dropping those can widen a clai
 """
 
 Lexical = Literal["fully_supported", "contradicted"]
-Shortfall = Literal["unsupported_addition", "strength_inflation", "scope_inflation"]
 
 
 @lru_cache(maxsize=1)

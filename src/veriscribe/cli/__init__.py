@@ -1,0 +1,1 @@
+"""The command line: one Typer sub-app per module, rendering in ``render``."""

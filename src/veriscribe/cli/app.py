@@ -72,10 +72,11 @@ def doctor(
     """Check a backend with one real round trip and measure tokens per second."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def check(_: None) -> dict[str, object]:
-        return (await service.doctor(settings, model)).as_dict()
-
-    present(check, render.doctor_report, json_out=json_out)
+    present(
+        lambda _: service.doctor(settings, model),
+        render.doctor_report,
+        json_out=json_out,
+    )
 
 
 # Nameless groups add their commands to the root: `veriscribe abstract`, `ask`, ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -40,14 +40,10 @@ def corpus_add(
     """Add guideline documents to a corpus and summarise their sections."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def add(on_progress: corpora.ProgressFn | None) -> dict[str, Any]:
-        report = await corpora.add_corpus(
-            settings, name, paths, model=model, on_progress=on_progress
-        )
-        return report.as_dict()
-
     present(
-        add,
+        lambda on_progress: corpora.add_corpus(
+            settings, name, paths, model=model, on_progress=on_progress
+        ),
         partial(render.ingest_report, errors=terminal.stderr),
         json_out=json_out,
         live=render.ingest_progress,
@@ -59,10 +55,11 @@ def corpus_list(*, json_out: JsonOpt = False) -> None:
     """List corpora."""
     settings = settings_for()
 
-    async def rows(_: None) -> list[dict[str, Any]]:
-        return [c.as_dict() for c in await corpora.list_corpora(settings)]
-
-    present(rows, render.corpora_table, json_out=json_out)
+    present(
+        lambda _: corpora.list_corpora(settings),
+        render.corpora_table,
+        json_out=json_out,
+    )
 
 
 @app.command("show")

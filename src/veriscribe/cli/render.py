@@ -23,13 +23,23 @@ from rich.text import Text
 from veriscribe.cli.terminal import json_safe
 from veriscribe.results import (
     COMPLIANT_TIERS,
+    UNJUDGED,
+    VERDICTS,
     AbstractResult,
     BatchSummary,
     CheckedAnswer,
     Citation,
     Claim,
+    ClaimStatus,
+    CorpusDetails,
+    CorpusListing,
+    DoctorReport,
+    EndpointReport,
+    IngestReport,
+    QuestionSetSummary,
     RunListing,
     RunSummary,
+    SourceRead,
     plain,
 )
 
@@ -63,8 +73,9 @@ def error_line(console: Console, message: str) -> None:
     )
 
 
-def doctor_report(console: Console, report: dict[str, Any]) -> None:
+def doctor_report(console: Console, found: DoctorReport) -> None:
     """Render the doctor's findings as a table."""
+    report = found.model_dump()
     table = Table(show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
@@ -368,7 +379,7 @@ def run_details(console: Console, summary: RunSummary) -> None:
     _failures(console, summary)
 
 
-def endpoints_table(endpoints: list[dict[str, Any]]) -> Table:
+def endpoints_table(endpoints: list[EndpointReport]) -> Table:
     """Return what each model server did: calls, errors, tokens and latency."""
     from rich import box
 
@@ -378,12 +389,12 @@ def endpoints_table(endpoints: list[dict[str, Any]]) -> Table:
         table.add_column(column, justify="right", no_wrap=True)
     for e in endpoints:
         table.add_row(
-            e["endpoint"],
-            str(e["calls"]),
-            str(e["errors"]),
-            compact(e["prompt_tokens"] + e["output_tokens"]),
-            _number(e["latency_p50_s"], 2),
-            _number(e["latency_p95_s"], 2),
+            e.endpoint,
+            str(e.calls),
+            str(e.errors),
+            compact(e.prompt_tokens + e.output_tokens),
+            _number(e.latency_p50_s, 2),
+            _number(e.latency_p95_s, 2),
         )
     return table
 
@@ -663,19 +674,19 @@ def ingest_progress(console: Console) -> Iterator[Callable[[Any], None]]:
         yield update
 
 
-def ingest_report(console: Console, report: dict[str, Any], *, errors: Console) -> None:
+def ingest_report(console: Console, report: IngestReport, *, errors: Console) -> None:
     """Summarise what ``corpus add`` did."""
     parts = [
-        f"{len(report['added'])} added",
-        f"{len(report['changed'])} changed",
-        f"{len(report['unchanged'])} unchanged",
+        f"{len(report.added)} added",
+        f"{len(report.changed)} changed",
+        f"{len(report.unchanged)} unchanged",
     ]
     console.print(
-        f"corpus [bold]{report['corpus']}[/]: documents {', '.join(parts)}; "
-        f"{report['sections']} sections",
+        f"corpus [bold]{report.corpus}[/]: documents {', '.join(parts)}; "
+        f"{report.sections} sections",
         highlight=False,
     )
-    sources = report["summaries"]
+    sources = report.summaries
     if sources:
         console.print(
             "summaries: "
@@ -684,21 +695,21 @@ def ingest_report(console: Console, report: dict[str, Any], *, errors: Console) 
             ),
             highlight=False,
         )
-    usage = report["usage"]
-    if usage["calls"] or usage["cached_calls"]:
+    usage = report.usage
+    if usage.calls or usage.cached_calls:
         console.print(
-            f"model {report['model']}: {usage['calls']} calls "
-            f"({usage['cached_calls']} cached), {usage['prompt_tokens']} prompt + "
-            f"{usage['output_tokens']} output tokens, {duration(report['seconds'])}",
+            f"model {report.model}: {usage.calls} calls "
+            f"({usage.cached_calls} cached), {usage.prompt_tokens} prompt + "
+            f"{usage.output_tokens} output tokens, {duration(report.seconds)}",
             highlight=False,
         )
-    for item in report["skipped"]:
+    for item in report.skipped:
         errors.print(
             f"[yellow]skipped[/] {item['path']}: {item['reason']}", highlight=False
         )
 
 
-def corpora_table(console: Console, rows: list[dict[str, Any]]) -> None:
+def corpora_table(console: Console, rows: list[CorpusListing]) -> None:
     """List corpora with their sizes."""
     if not rows:
         console.print(
@@ -710,46 +721,46 @@ def corpora_table(console: Console, rows: list[dict[str, Any]]) -> None:
         table.add_column(column, justify="left" if column == "name" else "right")
     for row in rows:
         table.add_row(
-            row["name"],
-            str(row["documents"]),
-            str(row["sections"]),
-            compact(row["chars"]),
-            f"{row['summarized']}/{row['sections']}",
+            row.name,
+            str(row.documents),
+            str(row.sections),
+            compact(row.chars),
+            f"{row.summarized}/{row.sections}",
         )
     console.print(table)
 
 
-def corpus_details(console: Console, data: dict[str, Any], *, limit: int = 40) -> None:
+def corpus_details(console: Console, data: CorpusDetails, *, limit: int = 40) -> None:
     """Show a corpus's documents and the first sections with their summaries."""
-    docs = Table(title=f"corpus {data['name']}: documents", title_justify="left")
+    docs = Table(title=f"corpus {data.name}: documents", title_justify="left")
     for column in ("doc_id", "title", "sections", "source"):
         docs.add_column(column)
-    for doc in data["documents"]:
-        docs.add_row(doc["doc_id"], doc["title"], str(doc["sections"]), doc["source"])
+    for doc in data.documents:
+        docs.add_row(doc.doc_id, doc.title, str(doc.sections), doc.source)
     console.print(docs)
     sections = Table(
-        title=f"sections ({len(data['sections'])})",
+        title=f"sections ({len(data.sections)})",
         title_justify="left",
         show_lines=False,
     )
     for column in ("key", "number", "title", "chars", "summary"):
         sections.add_column(column, overflow="fold")
-    for row in data["sections"][:limit]:
+    for row in data.sections[:limit]:
         sections.add_row(
-            f"{row['doc_id']}:{row['section_id']}",
-            row["number"],
-            row["title"],
-            str(row["chars"]),
-            row["summary"] or "[dim](none)[/]",
+            f"{row.doc_id}:{row.section_id}",
+            row.number,
+            row.title,
+            str(row.chars),
+            row.summary or "[dim](none)[/]",
         )
     console.print(sections)
-    if len(data["sections"]) > limit:
+    if len(data.sections) > limit:
         console.print(
-            f"[dim]... {len(data['sections']) - limit} more (use --json for all)[/]"
+            f"[dim]... {len(data.sections) - limit} more (use --json for all)[/]"
         )
 
 
-_STATUS_STYLE = {
+_STATUS_STYLE: dict[ClaimStatus, tuple[str, str]] = {
     "certified": ("✔", "green"),
     "recovered": ("↺", "cyan"),
     "partial": ("◐", "yellow"),
@@ -796,8 +807,8 @@ def qa_progress(
         yield update
 
 
-def _badge(status: str) -> Text:
-    mark, style = _STATUS_STYLE.get(status, ("·", "white"))
+def _badge(status: ClaimStatus) -> Text:
+    mark, style = _STATUS_STYLE[status]
     return Text(f"{mark} {status}", style=f"bold {style}")
 
 
@@ -922,20 +933,20 @@ def chat_banner(console: Console, corpus: str, session_id: str, resumed: int) ->
     )
 
 
-def chat_sources(console: Console, sources: list[dict[str, Any]]) -> None:
+def chat_sources(console: Console, sources: list[SourceRead]) -> None:
     """Show the sections read for the last answer and the quotes taken from each."""
     if not sources:
         console.print("no answer yet")
         return
     for source in sources:
-        head = Text(source["key"], style="bold")
-        if source["title"]:
-            head.append(f"  {source['number']} {source['title']}".rstrip())
-        head.append(f"  ({source['chars']} chars)", style="dim")
+        head = Text(source.key, style="bold")
+        if source.title:
+            head.append(f"  {source.number} {source.title}".rstrip())
+        head.append(f"  ({source.chars} chars)", style="dim")
         console.print(head)
-        if source["summary"]:
-            console.print(Text(f"  {source['summary']}", style="dim"))
-        for citation in source["citations"]:
+        if source.summary:
+            console.print(Text(f"  {source.summary}", style="dim"))
+        for citation in source.citations:
             console.print(
                 Text(f'  [{citation.n}] ({citation.tier}) "{citation.quote}"')
             )
@@ -1182,22 +1193,19 @@ def answer_set_progress(
         yield update
 
 
-def answer_set_report(console: Console, summary: dict[str, Any]) -> None:
+def answer_set_report(console: Console, summary: QuestionSetSummary) -> None:
     """Summarise `ask --questions`."""
-    usage = summary["usage"]
     console.print(
-        f"{summary['answered']} of {summary['questions']} questions answered into "
-        f"{summary['out']} ({summary['reused']} reused from earlier runs; "
-        f"{summary['gold_read']} read their gold section) · {usage['calls']} calls · "
-        f"{summary['seconds']} s",
+        f"{summary.answered} of {summary.questions} questions answered into "
+        f"{summary.out} ({summary.reused} reused from earlier runs; "
+        f"{summary.gold_read} read their gold section) · {summary.usage.calls} calls · "
+        f"{summary.seconds} s",
         highlight=False,
         soft_wrap=True,
     )
-    for failure in summary["failed"]:
-        console.print(
-            f"not answered: {failure['id']}: {failure['reason']}", highlight=False
-        )
-    console.print(f"score them: veriscribe eval qa {summary['out']}", highlight=False)
+    for failure in summary.failed:
+        console.print(f"not answered: {failure.id}: {failure.reason}", highlight=False)
+    console.print(f"score them: veriscribe eval qa {summary.out}", highlight=False)
 
 
 def judge_eval_report(console: Console, report: dict[str, Any]) -> None:
@@ -1222,13 +1230,7 @@ def judge_eval_report(console: Console, report: dict[str, Any]) -> None:
             box=box.SIMPLE_HEAD,
         )
         table.add_column("label")
-        verdicts = (
-            "fully_supported",
-            "partially_supported",
-            "not_supported",
-            "contradicted",
-            "unjudged",
-        )
+        verdicts = (*VERDICTS, UNJUDGED)
         for verdict in verdicts:
             table.add_column(verdict.replace("_", " "), justify="right")
         for label, counts in found["confusion"].items():

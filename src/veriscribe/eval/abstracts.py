@@ -91,13 +91,21 @@ def significance(p_value: float) -> str:
     return ""
 
 
-def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Read abstract results: one JSON object, a JSON array, or JSON lines.
+@dataclass
+class ResultItems:
+    """The items of a results file: those to score and those left out, with why."""
 
-    Returns:
-        The usable items (an ``abstract`` and no ``error``, first of each ``id``) and
-        the excluded ones, each with ``id``, ``source`` and ``reason``: failed items,
-        lines that are not JSON objects, items without an abstract, duplicates.
+    usable: list[dict[str, Any]]
+    """Items with an ``abstract`` and no ``error``, the first of each ``id``."""
+    excluded: list[dict[str, Any]]
+    """Each with ``id``, ``source`` and ``reason``: failed items, lines that are not
+    JSON objects, items without an abstract, duplicates."""
+    failed: int = 0
+    """How many of the excluded items are results of articles that failed."""
+
+
+def read_results(path: Path) -> ResultItems:
+    """Read abstract results: one JSON object, a JSON array, or JSON lines.
 
     Raises:
         InputError: The file cannot be read or holds no item at all.
@@ -129,7 +137,7 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         raw = [(f"{path.name}:{i + 1}", item) for i, item in enumerate(items)]
     if not raw and not bad:
         raise InputError(f"{path}: no results")
-    usable: list[dict[str, Any]] = []
+    found = ResultItems([], bad)
     seen: set[str] = set()
     for where, item in raw:
         if not isinstance(item, dict):
@@ -139,14 +147,15 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         excluded = {"id": key, "source": str(item.get("source") or "")}
         if item.get("error"):
             bad.append({**excluded, "reason": f"failed: {item['error']}"})
+            found.failed += 1
         elif not isinstance(item.get("abstract"), str) or not item["abstract"].strip():
             bad.append({**excluded, "reason": "no abstract"})
         elif key in seen:
             bad.append({**excluded, "reason": "duplicate id (the first is scored)"})
         else:
             seen.add(key)
-            usable.append({**item, "_key": key})
-    return usable, bad
+            found.usable.append({**item, "_key": key})
+    return found
 
 
 @dataclass(frozen=True)
@@ -424,10 +433,16 @@ def _summary(
 
 def _plugin_scores(
     scored: list[tuple[dict[str, Any], ScoringSource, str]],
-) -> tuple[list[str], dict[str, str]]:
-    """Run every registered model-based scorer; return their names and the notes."""
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """Run every registered model-based scorer.
+
+    Returns:
+        The metrics scored, a note for each model-based metric that is absent, and
+        which of those have no scorer registered at all.
+    """
     names: list[str] = []
     notes: dict[str, str] = {}
+    unregistered: list[str] = []
     scorers = registered_scorers()
     for name, (scorer, against) in scorers.items():
         texts = [generated for _, _, generated in scored]
@@ -443,13 +458,17 @@ def _plugin_scores(
             record["generated"][name] = value
         names.append(name)
     for name, metric in MODEL_METRICS.items():
-        if name not in scorers and name not in notes:
-            notes[name] = scorer_load_errors.get(
-                name,
+        if name in scorers or name in notes:
+            continue
+        if name in scorer_load_errors:
+            notes[name] = scorer_load_errors[name]
+        else:
+            unregistered.append(name)
+            notes[name] = (
                 f"absent: no {metric.description.split(' (')[0]} scorer registered "
-                f"(see `--scorer {name}=module:factory`)",
+                f"(see `--scorer {name}=module:factory`)"
             )
-    return names, notes
+    return names, notes, unregistered
 
 
 async def _evaluate(
@@ -458,8 +477,10 @@ async def _evaluate(
     aliases: Mapping[str, str] | None,
     keyphrases: int,
     support: SupportChecker | None = None,
-) -> dict[str, Any]:
-    usable, excluded = read_results(path)
+) -> tuple[dict[str, Any], list[str]]:
+    """Score one results file; also return the model-based metrics not registered."""
+    items = read_results(path)
+    usable, excluded = items.usable, items.excluded
     total = len(usable) + len(excluded)
     per_article: list[dict[str, Any]] = []
     scored: list[tuple[dict[str, Any], ScoringSource, str]] = []
@@ -483,7 +504,7 @@ async def _evaluate(
         }
         per_article.append(record)
         scored.append((record, found, item["abstract"]))
-    plugins, notes = _plugin_scores(scored)
+    plugins, notes, unregistered = _plugin_scores(scored)
     metrics = list(ABSTRACTIVENESS + REFERENCE_METRICS)
     if aliases is not None:
         metrics.append(UMLS_METRIC)
@@ -498,17 +519,17 @@ async def _evaluate(
     for name, note in notes.items():
         summary[name] = {"n": 0, "mean": None, "better": "higher", "note": note}
     models = sorted({str(i.get("model")) for i in usable if i.get("model")})
-    failed = sum(1 for e in excluded if str(e["reason"]).startswith("failed"))
-    return {
+    report = {
         "results": str(path),
         "models": models,
         "items": total,
         "scored": len(per_article),
-        "failed": failed,
+        "failed": items.failed,
         "excluded": excluded,
         "metrics": summary,
         "per_article": per_article,
     }
+    return report, unregistered
 
 
 def _statistic(
@@ -617,7 +638,9 @@ async def eval_abstracts(
         reference = [str(reference)]
     refs = References(reference, results_path.parent)
     aliases = alias_index(kb) if kb is not None else None
-    report = await _evaluate(results_path, refs, aliases, keyphrases, support)
+    report, unregistered = await _evaluate(
+        results_path, refs, aliases, keyphrases, support
+    )
     report["reference"] = list(reference) if reference else None
     report["reference_mode"] = refs.mode
     report["keyphrases"] = keyphrases
@@ -636,10 +659,7 @@ async def eval_abstracts(
     notes = [
         f"{name}: {report['metrics'][name]['note']}"
         for name in absent
-        if not report["metrics"][name]["note"].startswith("absent")
-    ]
-    unregistered = [
-        n for n in absent if report["metrics"][n]["note"].startswith("absent")
+        if name not in unregistered
     ]
     if unregistered:
         notes.append(
@@ -654,7 +674,7 @@ async def eval_abstracts(
     notes += [f"reference file skipped: {problem}" for problem in refs.problems]
     report["notes"] = notes + support_notes
     if against is not None:
-        other = await _evaluate(against, refs, aliases, keyphrases, support)
+        other, _ = await _evaluate(against, refs, aliases, keyphrases, support)
         report["against"] = other
         report["comparison"] = _comparison(report, other, resamples, seed)
         report["notes"] += report["comparison"]["notes"]

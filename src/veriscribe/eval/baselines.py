@@ -43,9 +43,10 @@ from veriscribe.errors import (
     StructuredOutputError,
     VeriscribeError,
 )
-from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.prompts import Prompt, load_prompt
+from veriscribe.results import FacetOutcome, FailedResult, Result, Usage
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.settings import Settings
 from veriscribe.text.facets import split_sentences
@@ -79,39 +80,46 @@ _WORD = re.compile(r"\S+")
 OnProgress = Callable[[int, int], None]
 
 
-def _zero_usage() -> dict[str, int]:
-    return Usage().as_dict()
+class BaselineLine(Result):
+    """A baseline's abstract of one article, in the fields of a batch's lines."""
+
+    id: str
+    source: str
+    title: str
+    abstract: str
+    reference: str | None
+    facets: list[FacetOutcome] = []
+    fallbacks: list[str] = []
+    model: str
+    prompt: str
+    split: None = None
+    usage: Usage = Usage()
+    seconds: float
+    baseline: str
 
 
-def result_line(
-    article: Article,
-    abstract: str,
-    *,
-    baseline: str,
-    model: str,
-    prompt: str,
-    seconds: float,
-    usage: dict[str, int] | None = None,
-    fallbacks: Sequence[str] = (),
-    **extra: Any,
-) -> dict[str, Any]:
-    """Return a baseline's result for one article, in the batch output's fields."""
-    return {
-        "id": article.id,
-        "source": article.source,
-        "title": article.title,
-        "abstract": abstract,
-        "reference": article.reference,
-        "facets": [],
-        "fallbacks": list(fallbacks),
-        "model": model,
-        "prompt": prompt,
-        "split": None,
-        "usage": usage or _zero_usage(),
-        "seconds": round(seconds, 3),
-        "baseline": baseline,
-        **extra,
-    }
+class LeadLine(BaselineLine):
+    """A Lead-k abstract, with how the body was cut."""
+
+    lead: dict[str, Any]
+    """``sentences``, ``words``, ``target_words`` (the reference's length) and ``k``."""
+
+
+class NaiveLine(BaselineLine):
+    """A single-prompt abstract, with what of the body the prompt held."""
+
+    prompt_ids: list[str]
+    truncation: dict[str, Any]
+    attempts: int
+
+
+class BaselineFailure(FailedResult):
+    """An article a baseline could not make an abstract of."""
+
+    baseline: str
+
+
+Line = LeadLine | NaiveLine | BaselineFailure
 
 
 def error_line(
@@ -123,11 +131,11 @@ def error_line(
     model: str,
     prompt: str,
     article: Article | None = None,
-    usage: dict[str, int] | None = None,
     seconds: float = 0.0,
-) -> dict[str, Any]:
+) -> BaselineFailure:
     """Return the result of an article that failed: ``error`` instead of ``abstract``."""
-    line = failed_result(
+    return failed_result(
+        BaselineFailure,
         source=source,
         article_id=article_id,
         reason=reason,
@@ -135,10 +143,9 @@ def error_line(
         prompt=prompt,
         split=None,
         article=article,
-        usage=usage,
         seconds=seconds,
+        baseline=baseline,
     )
-    return {**line, "baseline": baseline}
 
 
 def read_inputs(
@@ -159,13 +166,15 @@ def read_inputs(
     return items
 
 
-def write_lines(out: Path, lines: Sequence[dict[str, Any]]) -> None:
+def write_lines(out: Path, lines: Sequence[Line]) -> None:
     """Write results as JSON lines, replacing ``out`` only once all are written."""
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     with partial.open("w", encoding="utf-8") as handle:
         for line in lines:
-            handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            handle.write(
+                json.dumps(line.model_dump(mode="json"), ensure_ascii=False) + "\n"
+            )
     partial.replace(out)
 
 
@@ -173,18 +182,15 @@ def _summary(
     baseline: str,
     model: str,
     out: Path,
-    lines: Sequence[dict[str, Any]],
+    lines: Sequence[Line],
     seconds: float,
 ) -> dict[str, Any]:
     failures = [
-        {"id": line["id"], "source": line["source"], "reason": line["error"]}
+        {"id": line.id, "source": line.source, "reason": line.error}
         for line in lines
-        if "error" in line
+        if isinstance(line, BaselineFailure)
     ]
-    usage = {
-        key: sum(int(line["usage"].get(key, 0)) for line in lines)
-        for key in ("calls", "prompt_tokens", "output_tokens", "cached_calls")
-    }
+    usage = sum((line.usage for line in lines), Usage()).model_dump()
     return {
         "baseline": baseline,
         "model": model,
@@ -193,7 +199,9 @@ def _summary(
         "written": len(lines) - len(failures),
         "failed": len(failures),
         "truncated": sum(
-            1 for line in lines if line.get("truncation", {}).get("truncated")
+            1
+            for line in lines
+            if isinstance(line, NaiveLine) and line.truncation.get("truncated")
         ),
         "failures": failures,
         "usage": usage,
@@ -246,7 +254,7 @@ def run_lead(
         raise InputError("--k must be 1 or more")
     started = time.perf_counter()
     model, prompt = "baseline:lead", "lead" if k is None else f"lead-{k}"
-    lines: list[dict[str, Any]] = []
+    lines: list[Line] = []
     for item in read_inputs(inputs):
         if isinstance(item, ReadFailure):
             lines.append(
@@ -276,13 +284,13 @@ def run_lead(
             )
             continue
         lines.append(
-            result_line(
-                item,
-                abstract,
+            LeadLine(
+                **_article_fields(item),
+                abstract=abstract,
                 baseline="lead",
                 model=model,
                 prompt=prompt,
-                seconds=time.perf_counter() - begun,
+                seconds=round(time.perf_counter() - begun, 3),
                 lead=record,
             )
         )
@@ -358,7 +366,16 @@ def fit_to_budget(
     return kept, record
 
 
-async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
+def _article_fields(article: Article) -> dict[str, Any]:
+    return {
+        "id": article.id,
+        "source": article.source,
+        "title": article.title,
+        "reference": article.reference,
+    }
+
+
+async def naive_abstract(llm: LLM, article: Article) -> NaiveLine:
     """Write one article's abstract with a single prompt; return its result line.
 
     Transient backend faults are retried by the client (``llm.settings.retries``
@@ -385,14 +402,14 @@ async def naive_abstract(llm: LLM, article: Article) -> dict[str, Any]:
             f"{truncation['article_words']} words ({truncation['kept_tokens']} of "
             f"{truncation['article_tokens']} tokens) to fit the context"
         )
-    return result_line(
-        article,
-        abstract,
+    return NaiveLine(
+        **_article_fields(article),
+        abstract=abstract,
         baseline="naive",
         model=llm.label,
         prompt="naive",
-        seconds=time.perf_counter() - started,
-        usage=completion.usage.as_dict(),
+        seconds=round(time.perf_counter() - started, 3),
+        usage=completion.usage,
         fallbacks=fallbacks,
         prompt_ids=[prompt.id],
         truncation=truncation,
@@ -427,7 +444,7 @@ async def run_naive(
         llm = make_llm(model or settings.model, settings, store)
         done = 0
 
-        async def one(item: Article | ReadFailure) -> dict[str, Any]:
+        async def one(item: Article | ReadFailure) -> Line:
             nonlocal done
             begun = time.perf_counter()
             try:

@@ -20,6 +20,7 @@ from veriscribe.metrics.judge_pairs import LABELS, JudgePair, build_pairs, roc_a
 from veriscribe.nodes.qa import judge as judge_node
 from veriscribe.nodes.qa.state import Ruling
 from veriscribe.options import JudgeMethod, QAOptions
+from veriscribe.results import UNJUDGED
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
@@ -81,7 +82,7 @@ async def eval_judge(
 
 def score_method(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[str, Any]:
     """Return accuracy, safety, the confusion table and ROC AUC of one judge's verdicts."""
-    verdicts = [f["verdict"] or "unjudged" for f in found]
+    verdicts = [f["verdict"] or UNJUDGED for f in found]
     correct = sum(_EXPECTED[p.label] == v for p, v in zip(pairs, verdicts, strict=True))
     negatives = [
         v for p, v in zip(pairs, verdicts, strict=True) if p.label != "supported"

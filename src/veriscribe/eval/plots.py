@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscribe.errors import InputError
-from veriscribe.results import COMPLIANT_TIERS
+from veriscribe.results import COMPLIANT_TIERS, UNJUDGED
 
 __all__ = ["abstract_metrics_plot", "label_plot", "qa_funnel_plot", "retrieval_plot"]
 
@@ -243,7 +243,7 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
             va="bottom",
             fontsize=8,
         )
-    judged = claims - report["verdicts"].get("unjudged", 0)
+    judged = claims - report["verdicts"].get(UNJUDGED, 0)
     left.set_title(
         f"Claim funnel ({claims} claims, {funnel['sentences']} sentences"
         + (", none judged)" if claims and not judged else ")")

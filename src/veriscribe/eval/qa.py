@@ -24,7 +24,7 @@ from veriscribe.checks.verbatim import is_compliant
 from veriscribe.errors import InputError
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
 from veriscribe.metrics.qa import ClaimFunnel
-from veriscribe.results import TIERS, VERDICTS
+from veriscribe.results import TIERS, UNJUDGED, VERDICTS
 
 __all__ = ["eval_qa", "read_results"]
 
@@ -188,7 +188,7 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
     compliant = sum(n for tier, n in tier_counts.items() if is_compliant(tier))
     claims = [c for r in results for c in r["claims"]]
     verdicts = Counter(
-        str(c["verdict"]) if c.get("verdict") else "unjudged" for c in claims
+        str(c["verdict"]) if c.get("verdict") else UNJUDGED for c in claims
     )
     report: dict[str, Any] = {
         "results": str(path),
@@ -217,8 +217,8 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
             v: verdicts.get(v, 0)
             for v in (
                 *VERDICTS,
-                "unjudged",
-                *sorted(set(verdicts) - {*VERDICTS, "unjudged"}),
+                UNJUDGED,
+                *sorted(set(verdicts) - {*VERDICTS, UNJUDGED}),
             )
         },
         "shortfalls": dict(

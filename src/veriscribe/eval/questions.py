@@ -163,7 +163,7 @@ async def make_questions(
         items = sorted(state.get("items", []), key=lambda i: i["slot"])
         kept = [i for i in items if i["question"] is not None]
         _write(out, [output_record(corpus, i, llm.label) for i in kept])
-        usage = await runner.usage(run)
+        usage = (await runner.usage(run)).model_dump()
     slots = state.get("slots", [])
     dropped = [i for i in items if i["question"] is None]
     notes = []

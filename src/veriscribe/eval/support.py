@@ -22,7 +22,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.judge import decide
 from veriscribe.options import QAOptions
-from veriscribe.results import LENIENT_VERDICTS
+from veriscribe.results import LENIENT_VERDICTS, UNJUDGED
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
@@ -68,7 +68,7 @@ class ArticleSupport:
 
     def counts(self) -> dict[str, int]:
         """Return how many sentences got each verdict."""
-        return dict(Counter(v or "unjudged" for v in self.verdicts))
+        return dict(Counter(v or UNJUDGED for v in self.verdicts))
 
 
 class SupportChecker:
@@ -129,7 +129,7 @@ class SupportChecker:
             "sentences": len(verdicts),
             "fully_supported": supported,
             "share": round(supported / len(verdicts), 4) if verdicts else None,
-            "verdicts": dict(Counter(v or "unjudged" for v in verdicts)),
+            "verdicts": dict(Counter(v or UNJUDGED for v in verdicts)),
         }
         return self.calibration
 

@@ -19,6 +19,7 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from veriscribe.llm.client import call_scope
+from veriscribe.results import Usage
 from veriscribe.store import calls
 from veriscribe.store.db import Store
 
@@ -138,6 +139,6 @@ class GraphRunner:
         run.seconds = time.perf_counter() - started
         return run
 
-    async def usage(self, run: ThreadRun) -> dict[str, int]:
+    async def usage(self, run: ThreadRun) -> Usage:
         """Return the model calls (and cached answers) the run made, from the call log."""
         return await calls.thread_usage(self.store, run.thread_id, run.since)

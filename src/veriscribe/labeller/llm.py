@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field, create_model
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.labeller.model import Labeller
 from veriscribe.llm.bundled import BUNDLED_MODELS
-from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.client import LLM
 from veriscribe.prompts import load_prompt
+from veriscribe.results import Usage
 
 ROLES = ("background", "objective", "methods", "results", "conclusions", "none")
 RoleLiteral = Literal[

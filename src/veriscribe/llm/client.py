@@ -31,6 +31,7 @@ from veriscribe.llm.structured import (
     parse_model,
 )
 from veriscribe.redaction import redact
+from veriscribe.results import Usage
 from veriscribe.settings import LLMSettings
 from veriscribe.store import calls
 from veriscribe.store.calls import CachedResponse, cache_key
@@ -43,33 +44,6 @@ V = TypeVar("V")
 call_scope: contextvars.ContextVar[tuple[str | None, str | None]] = (
     contextvars.ContextVar("call_scope", default=(None, None))
 )
-
-
-@dataclass
-class Usage:
-    """Model calls and tokens spent."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    cached: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.calls + other.calls,
-            self.prompt_tokens + other.prompt_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cached + other.cached,
-        )
-
-    def as_dict(self) -> dict[str, int]:
-        """Return the usage as the ``usage`` object of results."""
-        return {
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "cached_calls": self.cached,
-        }
 
 
 @dataclass
@@ -385,7 +359,7 @@ class LLM:
                 await self._log(
                     prompt_id, hit.prompt_tokens, hit.output_tokens, 0.0, "cached"
                 )
-                return hit.content, Usage(0, 0, 0, 1), 0.0, 1
+                return hit.content, Usage(cached_calls=1), 0.0, 1
         kwargs = self.limit_kwargs(max_out)
         if schema is not None:
             kwargs.update(self.json_kwargs(schema))
@@ -418,9 +392,9 @@ class LLM:
         raw = str(reply.content)
         meta = getattr(reply, "usage_metadata", None) or {}
         usage = Usage(
-            1,
-            int(meta.get("input_tokens") or prompt_tokens),
-            int(meta.get("output_tokens") or 0),
+            calls=1,
+            prompt_tokens=int(meta.get("input_tokens") or prompt_tokens),
+            output_tokens=int(meta.get("output_tokens") or 0),
         )
         await self._log(
             prompt_id,

@@ -12,16 +12,15 @@ from veriscribe.service.batch import (
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import (
     IngestProgress,
-    IngestReport,
     add_corpus,
     list_corpora,
     show_corpus,
 )
-from veriscribe.service.doctor import DoctorReport, doctor
+from veriscribe.service.doctor import doctor
 from veriscribe.service.qa import ChatSession, ask, verify_answer
 
-__all__ = ["generate_abstract", "run_abstract", "DoctorReport", "doctor", "open_store"]
+__all__ = ["generate_abstract", "run_abstract", "doctor", "open_store"]
 __all__ += ["BatchProgress", "run_batch", "resume_run", "list_runs", "show_run"]
 __all__ += ["work_run"]
-__all__ += ["IngestProgress", "IngestReport", "add_corpus", "list_corpora"]
+__all__ += ["IngestProgress", "add_corpus", "list_corpora"]
 __all__ += ["show_corpus", "ChatSession", "ask", "verify_answer"]

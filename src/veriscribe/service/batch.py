@@ -68,6 +68,7 @@ from veriscribe.results import (
     RunSession,
     RunSummary,
     SessionReport,
+    Usage,
 )
 from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_id
 from veriscribe.service.common import failed_result, open_store
@@ -235,12 +236,13 @@ def failure_line(
     model: str,
     options: AbstractOptions,
     article: Article | None = None,
-    usage: dict[str, int] | None = None,
+    usage: Usage | None = None,
     seconds: float = 0.0,
     attempts: int = 0,
 ) -> FailedLine:
     """Return the output line of an item that failed: ``error`` instead of ``abstract``."""
-    line = failed_result(
+    return failed_result(
+        FailedLine,
         source=source,
         article_id=article_id or source,
         reason=reason,
@@ -250,8 +252,9 @@ def failure_line(
         article=article,
         usage=usage,
         seconds=seconds,
+        attempts=attempts,
+        run_id=run_id,
     )
-    return FailedLine(**line, attempts=attempts, run_id=run_id)
 
 
 def _dumps(line: BatchLine | FailedLine) -> str:
@@ -478,24 +481,11 @@ class BatchRunner:
             if done:
                 return
 
-    async def _usage_of_failed(self, claim: Claim) -> dict[str, int]:
+    async def _usage_of_failed(self, claim: Claim) -> Usage:
         if claim.doc_key is None:
-            return {}
+            return Usage()
         tid = thread_id(claim.doc_key, self.options, self.llm)
-        rows = await self.store.fetchall(
-            "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
-            "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
-            (self.run_id, tid),
-        )
-        if not rows:
-            return {}
-        row = rows[0]
-        return {
-            "calls": int(row[0] or 0),
-            "prompt_tokens": int(row[1] or 0),
-            "output_tokens": int(row[2] or 0),
-            "cached_calls": 0,
-        }
+        return await calls.run_thread_usage(self.store, self.run_id, tid)
 
     async def _process(self, claim: Claim) -> None:
         started = time.perf_counter()
@@ -528,9 +518,7 @@ class BatchRunner:
                 attempts=claim.attempts,
                 run_id=self.run_id,
             )
-            outcome = Outcome(
-                "done", _dumps(line), seconds, usage=result.usage.model_dump()
-            )
+            outcome = Outcome("done", _dumps(line), seconds, usage=result.usage)
         else:
             usage = await self._usage_of_failed(claim)
             line = failure_line(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from veriscribe.documents.articles import Article
-from veriscribe.llm.client import Usage
+from veriscribe.results import FailedResult, Usage
 from veriscribe.settings import Settings
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
@@ -23,7 +23,11 @@ async def open_store(settings: Settings) -> AsyncIterator[Store]:
         await store.close()
 
 
+F = TypeVar("F", bound=FailedResult)
+
+
 def failed_result(
+    line: type[F],
     *,
     source: str,
     article_id: str,
@@ -32,24 +36,26 @@ def failed_result(
     prompt: str,
     split: str | None,
     article: Article | None = None,
-    usage: dict[str, int] | None = None,
+    usage: Usage | None = None,
     seconds: float = 0.0,
-) -> dict[str, Any]:
+    **extra: Any,
+) -> F:
     """Return the result line of an article that failed: ``error`` instead of ``abstract``.
 
-    Batches and baselines write the same fields, then add their own.
+    Batches and baselines write the same fields (``line`` adds its own, from ``extra``).
     """
-    return {
-        "id": article_id,
-        "source": source,
-        "title": article.title if article else "",
-        "error": reason,
-        "reference": article.reference if article else None,
-        "facets": [],
-        "fallbacks": [],
-        "model": model,
-        "prompt": prompt,
-        "split": split,
-        "usage": usage or Usage().as_dict(),
-        "seconds": round(seconds, 3),
-    }
+    return line(
+        id=article_id,
+        source=source,
+        title=article.title if article else "",
+        error=reason,
+        reference=article.reference if article else None,
+        facets=[],
+        fallbacks=[],
+        model=model,
+        prompt=prompt,
+        split=split,
+        usage=usage or Usage(),
+        seconds=round(seconds, 3),
+        **extra,
+    )

@@ -6,14 +6,21 @@ import asyncio
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
 from veriscribe.errors import InputError, NotFound, VeriscribeError
-from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
+from veriscribe.results import (
+    CorpusDetails,
+    CorpusListing,
+    DocumentListing,
+    IngestReport,
+    SectionListing,
+)
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
@@ -38,37 +45,6 @@ class IngestProgress:
 
 
 ProgressFn = Callable[[IngestProgress], None]
-
-
-@dataclass
-class IngestReport:
-    """What ``corpus add`` did."""
-
-    corpus: str
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    sections: int = 0
-    summaries: dict[str, int] = field(default_factory=dict)
-    model: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return the report as a JSON object."""
-        return {
-            "corpus": self.corpus,
-            "added": self.added,
-            "changed": self.changed,
-            "unchanged": self.unchanged,
-            "skipped": self.skipped,
-            "sections": self.sections,
-            "summaries": self.summaries,
-            "model": self.model,
-            "usage": self.usage.as_dict(),
-            "seconds": round(self.seconds, 2),
-        }
 
 
 # Exactly the rule the error message states.
@@ -155,7 +131,7 @@ async def add_corpus(
             source = section.summary_source or "missing"
             counts[source] = counts.get(source, 0) + 1
         report.summaries = counts
-    report.seconds = time.perf_counter() - started
+    report.seconds = round(time.perf_counter() - started, 2)
     return report
 
 
@@ -194,23 +170,24 @@ async def _summarize(
     await asyncio.gather(*(run(batch) for batch in batches(pending)))
 
 
-async def list_corpora(settings: Settings) -> list[db.CorpusInfo]:
+async def list_corpora(settings: Settings) -> list[CorpusListing]:
     """Return every corpus with its size."""
     async with open_store(settings) as store:
-        return await db.list_corpora(store)
+        found = await db.list_corpora(store)
+    return [CorpusListing.model_validate(c.as_dict()) for c in found]
 
 
-async def show_corpus(settings: Settings, name: str) -> dict[str, Any]:
+async def show_corpus(settings: Settings, name: str) -> CorpusDetails:
     """Return a corpus's documents and sections (``corpus show --json``)."""
     async with open_store(settings) as store:
         await require_corpus(store, name)
         docs = await db.documents(store, name)
         rows = await db.sections(store, name)
-    return {
-        "name": name,
-        "documents": [doc.as_dict() for doc in docs],
-        "sections": [row.as_dict() for row in rows],
-    }
+    return CorpusDetails(
+        name=name,
+        documents=[DocumentListing.model_validate(doc.as_dict()) for doc in docs],
+        sections=[SectionListing.model_validate(row.as_dict()) for row in rows],
+    )
 
 
 async def require_corpus(store: Store, name: str) -> None:

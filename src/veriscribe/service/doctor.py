@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
 
 from pydantic import BaseModel, Field
 
 from veriscribe.errors import VeriscribeError
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
+from veriscribe.results import DoctorReport
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 
@@ -32,30 +32,6 @@ class DoctorReply(BaseModel):
 
     ok: bool
     colours: list[str] = Field(min_length=3, max_length=3)
-
-
-@dataclass
-class DoctorReport:
-    """What ``veriscribe doctor`` found out about a backend."""
-
-    backend: str
-    model: str
-    endpoint: str
-    context_tokens: int
-    ok: bool
-    load_seconds: float
-    prompt_tokens: int
-    output_tokens: int
-    prompt_tokens_per_second: float
-    output_tokens_per_second: float
-    reply: str
-    contexts: int | None = None
-    """Calls the embedded backend runs at once (None for servers)."""
-    threads_per_context: int | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        """Return the report as the ``--json`` object."""
-        return asdict(self)
 
 
 async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:

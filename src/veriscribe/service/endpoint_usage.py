@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from veriscribe.results import EndpointReport
+from veriscribe.store import calls
 from veriscribe.store.db import Store
 
 FAILED = ("timeout", "unavailable", "error")
@@ -22,7 +24,7 @@ def percentile(values: Sequence[float], share: float) -> float:
 
 def summarise_calls(
     rows: Iterable[tuple[str | None, str, int, int, float]],
-) -> list[dict[str, Any]]:
+) -> list[EndpointReport]:
     """Return per-endpoint totals of call log rows, busiest endpoint first.
 
     Args:
@@ -63,15 +65,10 @@ def summarise_calls(
         group["latency_p95_s"] = (
             round(percentile(latencies, 0.95), 3) if latencies else None
         )
-        summary.append(group)
-    return sorted(summary, key=lambda g: (-g["calls"], g["endpoint"]))
+        summary.append(EndpointReport.model_validate(group))
+    return sorted(summary, key=lambda g: (-g.calls, g.endpoint))
 
 
-async def endpoint_usage(store: Store, run_id: str) -> list[dict[str, Any]]:
+async def endpoint_usage(store: Store, run_id: str) -> list[EndpointReport]:
     """Return what each model server did for a run (see :func:`summarise_calls`)."""
-    rows = await store.fetchall(
-        "SELECT endpoint, outcome, prompt_tokens, output_tokens, latency_s "
-        "FROM llm_calls WHERE run_id = ?",
-        (run_id,),
-    )
-    return summarise_calls(rows)
+    return summarise_calls(await calls.run_calls(store, run_id))

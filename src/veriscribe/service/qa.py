@@ -8,7 +8,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,11 @@ from veriscribe.results import (
     AnswerOptions,
     CheckedAnswer,
     Citation,
+    QuestionFailure,
     QuestionSetAnswer,
+    QuestionSetSummary,
+    SourceRead,
+    TokenUsage,
     Usage,
 )
 from veriscribe.service.common import open_store
@@ -116,17 +119,8 @@ def _checked(
         **result,
         corpus=corpus,
         model=llm.label if llm else None,
-        options=AnswerOptions(
-            retriever=options.retriever,
-            k=options.k,
-            window=options.window,
-            judge=options.judge,
-            all_claims=options.all_claims,
-            samples=options.samples,
-            citations=options.citations,
-            cite_by=options.cite_by,
-            wording=options.wording,
-            judge_method=options.judge_method,
+        options=AnswerOptions.model_validate(
+            {name: getattr(options, name) for name in AnswerOptions.model_fields}
         ),
     )
 
@@ -325,7 +319,7 @@ class ChatSession:
         self.last = _checked(result, self.corpus, self.deps.options, self.deps.llm)
         return self.last
 
-    async def sources(self) -> list[dict[str, Any]]:
+    async def sources(self) -> list[SourceRead]:
         """Return the sections read for the last answer, with the quotes cited from each."""
         if self.last is None:
             return []
@@ -336,21 +330,16 @@ class ChatSession:
             key = section_key(citation.doc_id, citation.section_id)
             quotes.setdefault(key, []).append(citation)
         return [
-            {
-                "key": key,
-                "title": rows[key].title if key in rows else "",
-                "number": rows[key].number if key in rows else "",
-                "chars": rows[key].chars if key in rows else 0,
-                "summary": rows[key].summary if key in rows else None,
-                "citations": quotes.get(key, []),
-            }
+            SourceRead(
+                key=key,
+                title=rows[key].title if key in rows else "",
+                number=rows[key].number if key in rows else "",
+                chars=rows[key].chars if key in rows else 0,
+                summary=rows[key].summary if key in rows else None,
+                citations=quotes.get(key, []),
+            )
             for key in keys
         ]
-
-
-def with_options(options: QAOptions, **changes: Any) -> QAOptions:
-    """Return options with the given non-None fields replaced."""
-    return replace(options, **{k: v for k, v in changes.items() if v is not None})
 
 
 OnAnswer = Callable[[QuestionSetAnswer, int, int], None]
@@ -367,7 +356,7 @@ async def ask_questions(
     model: str | None = None,
     limit: int | None = None,
     on_answer: OnAnswer | None = None,
-) -> dict[str, Any]:
+) -> QuestionSetSummary:
     """Answer every question of a set and write one checked result per line.
 
     Each question is its own checkpointed thread, so running the same set again reuses
@@ -381,9 +370,9 @@ async def ask_questions(
         answers read their question's gold section.
     """
     questions = read_questions(questions_path, limit)
-    failures: list[dict[str, str]] = []
+    failures: list[QuestionFailure] = []
     answered = reused = gold_read = 0
-    usage = {"calls": 0, "prompt_tokens": 0, "output_tokens": 0}
+    usage = TokenUsage()
     started = time.perf_counter()
     try:
         handle = out.open("w", encoding="utf-8")
@@ -396,7 +385,7 @@ async def ask_questions(
                     settings, corpus, item["question"], options=options, model=model
                 )
             except (ContextOverflow, InputError) as exc:
-                failures.append({"id": item["id"], "reason": exc.user_message})
+                failures.append(QuestionFailure(id=item["id"], reason=exc.user_message))
                 continue
             hit = any(is_hit(item["gold"], key) for key in result.read_set)
             line = QuestionSetAnswer(
@@ -409,19 +398,17 @@ async def ask_questions(
             answered += 1
             reused += line.reused
             gold_read += hit
-            usage["calls"] += line.usage.calls
-            usage["prompt_tokens"] += line.usage.prompt_tokens
-            usage["output_tokens"] += line.usage.output_tokens
+            usage += line.usage
             if on_answer is not None:
                 on_answer(line, done, len(questions))
-    return {
-        "out": str(out),
-        "corpus": corpus,
-        "questions": len(questions),
-        "answered": answered,
-        "reused": reused,
-        "failed": failures,
-        "gold_read": gold_read,
-        "usage": usage,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    return QuestionSetSummary(
+        out=str(out),
+        corpus=corpus,
+        questions=len(questions),
+        answered=answered,
+        reused=reused,
+        failed=failures,
+        gold_read=gold_read,
+        usage=usage,
+        seconds=round(time.perf_counter() - started, 2),
+    )

@@ -1,0 +1,1 @@
+"""The database: connection and migrations, and one module per table family."""

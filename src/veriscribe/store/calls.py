@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from veriscribe.store.db import Store
+from veriscribe.results import Usage
+from veriscribe.store.db import Row, Store
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ def cache_key(*parts: object) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-async def thread_usage(store: Store, thread_id: str, since: float) -> dict[str, int]:
+async def thread_usage(store: Store, thread_id: str, since: float) -> Usage:
     """Return the model calls (and cached answers) a graph thread made since a time."""
     row = await store.fetchone(
         "SELECT COALESCE(SUM(CASE WHEN outcome <> 'cached' THEN 1 ELSE 0 END), 0), "
@@ -36,12 +37,36 @@ async def thread_usage(store: Store, thread_id: str, since: float) -> dict[str, 
         (thread_id, since),
     )
     calls, cached, prompt, output = row if row else (0, 0, 0, 0)
-    return {
-        "calls": int(calls),
-        "prompt_tokens": int(prompt),
-        "output_tokens": int(output),
-        "cached_calls": int(cached),
-    }
+    return Usage(
+        calls=int(calls),
+        prompt_tokens=int(prompt),
+        output_tokens=int(output),
+        cached_calls=int(cached),
+    )
+
+
+async def run_thread_usage(store: Store, run_id: str, thread_id: str) -> Usage:
+    """Return the answered model calls of one graph thread of a run (no cached ones)."""
+    row = await store.fetchone(
+        "SELECT COUNT(*), SUM(prompt_tokens), SUM(output_tokens) "
+        "FROM llm_calls WHERE run_id = ? AND thread_id = ? AND outcome = 'ok'",
+        (run_id, thread_id),
+    )
+    calls, prompt, output = row if row else (0, 0, 0)
+    return Usage(
+        calls=int(calls or 0),
+        prompt_tokens=int(prompt or 0),
+        output_tokens=int(output or 0),
+    )
+
+
+async def run_calls(store: Store, run_id: str) -> list[Row]:
+    """Return every logged attempt of a run: endpoint, outcome, tokens, latency."""
+    return await store.fetchall(
+        "SELECT endpoint, outcome, prompt_tokens, output_tokens, latency_s "
+        "FROM llm_calls WHERE run_id = ?",
+        (run_id,),
+    )
 
 
 async def log_call(store: Store, **fields: Any) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from veriscribe.results import Usage
 from veriscribe.store.db import Store
 
 ItemStatus = Literal["pending", "running", "done", "failed"]
@@ -96,7 +97,7 @@ class Outcome:
     result: str
     seconds: float
     reason: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)
@@ -363,10 +364,10 @@ async def finish(
             outcome.status,
             outcome.reason,
             round(outcome.seconds, 3),
-            usage.get("calls", 0),
-            usage.get("prompt_tokens", 0),
-            usage.get("output_tokens", 0),
-            usage.get("cached_calls", 0),
+            usage.calls,
+            usage.prompt_tokens,
+            usage.output_tokens,
+            usage.cached_calls,
             outcome.result,
             time.time(),
             run_id,

@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.client import LLM
 from veriscribe.prompts import load_prompt
+from veriscribe.results import Usage
 from veriscribe.store.corpora import SectionRow, SummaryUpdate
 
 BATCH_SECTIONS = 8

@@ -9,7 +9,6 @@ from langgraph.runtime import Runtime
 
 from veriscribe.labeller import Labeller
 from veriscribe.labeller.llm import label_with_model, use_classifier
-from veriscribe.llm.client import Usage
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractState,
@@ -17,6 +16,7 @@ from veriscribe.nodes.abstract.state import (
     usage_record,
 )
 from veriscribe.prompts import load_prompt
+from veriscribe.results import Usage
 from veriscribe.text.facets import (
     FACETS,
     first_sentence,
@@ -80,6 +80,6 @@ async def divide(
         "usage": [
             usage_record("divide", usage, seconds or time.perf_counter() - started)
         ]
-        if usage.calls or usage.cached
+        if usage.calls or usage.cached_calls
         else [],
     }

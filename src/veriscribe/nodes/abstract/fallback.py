@@ -7,13 +7,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from veriscribe.llm.client import Usage
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractState,
     FacetResult,
     usage_record,
 )
+from veriscribe.results import Usage
 from veriscribe.text.facets import THREE_FACETS, lead_chars, regroup_three
 
 LEAD_CHARS = 300

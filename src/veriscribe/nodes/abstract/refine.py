@@ -11,6 +11,7 @@ from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
 from veriscribe.prompts import load_prompt
+from veriscribe.results import USABLE_FACET_STATUSES
 from veriscribe.text.facets import order_key
 from veriscribe.text.replies import (
     ABSTRACT_TOKENS,
@@ -30,7 +31,7 @@ def draft_of(state: AbstractState) -> str:
     usable = [
         r
         for r in latest(state.get("results", []), state["stage"]).values()
-        if r["status"] in ("ok", "lead300") and r["summary"].strip()
+        if r["status"] in USABLE_FACET_STATUSES and r["summary"].strip()
     ]
     usable.sort(key=lambda r: order_key(r["name"]))
     return "\n\n".join(r["summary"].strip() for r in usable)

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal, TypedDict
 
 from veriscribe.documents.articles import Article
-from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.client import LLM
 from veriscribe.options import AbstractOptions
+from veriscribe.results import FacetStatus, Usage
 from veriscribe.store.articles import get_article
 from veriscribe.store.db import Store
 
 Stage = Literal["facets", "regroup"]
-Status = Literal["ok", "empty", "failed", "lead300"]
+Status = FacetStatus
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,6 @@ def usage_record(step: str, usage: Usage, seconds: float) -> UsageRecord:
         calls=usage.calls,
         prompt_tokens=usage.prompt_tokens,
         output_tokens=usage.output_tokens,
-        cached=usage.cached,
+        cached=usage.cached_calls,
         seconds=round(seconds, 3),
     )

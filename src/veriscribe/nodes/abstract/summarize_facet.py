@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
-from veriscribe.llm.client import LLM, Usage
+from veriscribe.llm.client import LLM
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     FacetResult,
@@ -19,6 +19,7 @@ from veriscribe.nodes.abstract.state import (
 )
 from veriscribe.options import AbstractOptions
 from veriscribe.prompts import Prompt, load_prompt
+from veriscribe.results import Usage
 from veriscribe.text.facets import pack
 from veriscribe.text.replies import (
     Elements,

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
@@ -52,7 +52,13 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.options import QAOptions
 from veriscribe.prompts import load_prompt
-from veriscribe.results import VERDICTS, ClaimStatus, Shortfall, Verdict
+from veriscribe.results import (
+    VERDICTS,
+    ClaimStatus,
+    Shortfall,
+    ShortfallVote,
+    Verdict,
+)
 
 JUDGE_TOKENS = 48
 
@@ -98,13 +104,7 @@ class JudgeReply(BaseModel):
     """One sampled judgement."""
 
     verdict: Verdict
-    shortfall: Literal[
-        "none",
-        "unsupported_addition",
-        "strength_inflation",
-        "scope_inflation",
-        "causal_upgrade",
-    ] = "none"
+    shortfall: ShortfallVote = "none"
 
 
 def leader(votes: Sequence[Verdict]) -> Verdict | None:
