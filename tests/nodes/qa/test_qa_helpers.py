@@ -321,21 +321,27 @@ async def test_fixture_corpus_round_trip(default_db: str) -> None:
 
 
 def test_compose_writes_markers_from_the_reply_fields() -> None:
-    from veriscribe.nodes.qa.answer import CitedSentence, compose
+    from veriscribe.nodes.qa.answer import CitedSentence, render_answer, structured
 
     keys = ["g:intro", "h:dosing"]
-    text = compose(
-        [
-            CitedSentence(
-                sentence="Start low", section_id="dosing", quote="the lowest dose"
-            ),
-            CitedSentence(sentence="Tagged.", section_id="abcd1234", quote="x }} y"),
-            CitedSentence(sentence="No quote here.", section_id="g:intro", quote=""),
-            CitedSentence(sentence="Made up.", section_id="nowhere", quote="q"),
-            CitedSentence(sentence="  ", section_id="g:intro", quote="q"),
-        ],
-        keys,
-        {"abcd1234": "g:intro"},
+    text = render_answer(
+        structured(
+            [
+                CitedSentence(
+                    sentence="Start low", section_id="dosing", quote="the lowest dose"
+                ),
+                CitedSentence(
+                    sentence="Tagged.", section_id="abcd1234", quote="x }} y"
+                ),
+                CitedSentence(
+                    sentence="No quote here.", section_id="g:intro", quote=""
+                ),
+                CitedSentence(sentence="Made up.", section_id="nowhere", quote="q"),
+                CitedSentence(sentence="  ", section_id="g:intro", quote="q"),
+            ],
+            keys,
+            {"abcd1234": "g:intro"},
+        )
     )
     assert text == (
         "Start low. {{cite:h:dosing|the lowest dose}} "
@@ -350,3 +356,37 @@ def test_claim_filter_reply_names_the_exceptions() -> None:
 
     assert flags_from(NonClaims(not_claims=[2, 9, 0]), 3) == [True, False, True]
     assert flags_from(NonClaims(), 2) == [True, True]
+
+
+def test_the_written_answer_reads_the_same_from_its_sentences_as_from_its_markers() -> (
+    None
+):
+    from veriscribe.nodes.qa.answer import (
+        is_not_found,
+        plain_answer,
+        prose,
+        render_answer,
+        says_not_found,
+    )
+    from veriscribe.nodes.qa.present import number_sentences
+    from veriscribe.nodes.qa.state import AnswerSentence, CitationRef
+
+    def ref(quote: str) -> CitationRef:
+        return CitationRef(doc_id="g", section_id="s1", quote=quote)
+
+    answers = [
+        [
+            AnswerSentence(text="Start low.", citations=[ref("lowest dose")]),
+            AnswerSentence(text="No quote.", citations=[]),
+            AnswerSentence(text="Two.", citations=[ref("a"), ref("b")]),
+        ],
+        [AnswerSentence(text="Not found in the guidelines, sadly.", citations=[])],
+        [AnswerSentence(text="Not found in the guidelines.", citations=[ref("q")])],
+        [],
+    ]
+    numbers = {0: 1, 1: 2, 2: 1}
+    for sentences in answers:
+        text = render_answer(sentences)
+        assert number_sentences(sentences, numbers) == render_numbers(text, numbers)
+        assert prose(sentences) == plain_answer(text)
+        assert says_not_found(sentences) == (not text or is_not_found(text))

@@ -159,15 +159,6 @@ def citation_ref(key: str, quote: str) -> CitationRef:
     )
 
 
-def compose(
-    sentences: Sequence[CitedSentence],
-    keys: Sequence[str],
-    tags: Mapping[str, str] | None = None,
-) -> str:
-    """Write the answer prose from a reply: each sentence followed by its marker."""
-    return render_answer(structured(sentences, keys, tags))
-
-
 def render_answer(sentences: Sequence[AnswerSentence]) -> str:
     """Render structured answer sentences as prose with citation markers."""
     parts = []
@@ -197,8 +188,21 @@ def is_not_found(answer: str) -> bool:
     return not parse_markers(answer) and bool(_NOT_FOUND.match(answer.strip()))
 
 
+def says_not_found(sentences: Sequence[AnswerSentence]) -> bool:
+    """Tell whether the answer's sentences say the guidelines do not answer."""
+    return not sentences or (
+        not any(item["citations"] for item in sentences)
+        and bool(_NOT_FOUND.match(prose(sentences)))
+    )
+
+
+def prose(sentences: Sequence[AnswerSentence]) -> str:
+    """Return the answer's sentences as prose, without citations."""
+    return " ".join(item["text"] for item in sentences).strip()
+
+
 def plain_answer(answer: str) -> str:
-    """Return the answer without its citation markers."""
+    """Return an answer's text without its citation markers."""
     return strip_markers(answer)[0].strip()
 
 
@@ -276,13 +280,12 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             "notes": [*state.get("notes", []), *notes],
             "failure": f"the answer could not be written: {exc}",
         }
-    text = render_answer(sentences)
-    not_found = not text or is_not_found(text)
+    not_found = says_not_found(sentences)
     if not_found:
         sentences = []
     return {
         **base,
-        "answer": NOT_FOUND_ANSWER if not_found else text,
+        "answer": NOT_FOUND_ANSWER if not_found else render_answer(sentences),
         "answer_sentences": sentences,
         "not_found": not_found,
         "notes": [*state.get("notes", []), *notes],

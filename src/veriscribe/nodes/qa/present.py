@@ -21,8 +21,9 @@ from veriscribe.checks.markers import (
 )
 from veriscribe.checks.verbatim import is_compliant
 from veriscribe.metrics.qa import ClaimRecord, claim_funnel
-from veriscribe.nodes.qa.answer import plain_answer
+from veriscribe.nodes.qa.answer import plain_answer, prose
 from veriscribe.nodes.qa.state import (
+    AnswerSentence,
     Citation,
     ClaimInfo,
     QAState,
@@ -74,8 +75,23 @@ def number_citations(citations: Sequence[Citation]) -> dict[int, int]:
     return by_index
 
 
-def render_numbers(answer: str, numbers: dict[int, int]) -> str:
-    """Replace the citation markers of an answer with ``[n]``."""
+def number_sentences(
+    sentences: Sequence[AnswerSentence], numbers: Mapping[int, int]
+) -> str:
+    """Write the answer's sentences with numbered references ``[n]`` after each."""
+    parts = []
+    index = 0
+    for item in sentences:
+        text = item["text"]
+        for _ in item["citations"]:
+            text += f" [{numbers.get(index, index + 1)}]"
+            index += 1
+        parts.append(text)
+    return " ".join(parts)
+
+
+def render_numbers(answer: str, numbers: Mapping[int, int]) -> str:
+    """Replace the citation markers of an answer's text with ``[n]``."""
     index = 0
 
     def swap(_: re.Match[str]) -> str:
@@ -167,6 +183,14 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
     by_index = {c["index"]: c for c in citations}
     funnel, values = metrics(state, claims, citations)
     answer = state.get("answer", "")
+    # The answer veriscribe wrote is numbered from its sentences; one from outside
+    # (verify) has only its text.
+    written = state.get("answer_sentences", [])
+    numbered = (
+        number_sentences(written, numbers)
+        if written
+        else render_numbers(answer, numbers)
+    )
     notes = list(state.get("notes", []))
     failed = state.get("failure") or None
     sentences = state.get("sentences", [])
@@ -178,7 +202,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
     return {
         "question": state.get("question", ""),
         "answer": answer,
-        "answer_numbered": render_numbers(answer, numbers),
+        "answer_numbered": numbered,
         "not_found": bool(state.get("not_found", False)),
         "error": failed,
         "claims": [
@@ -248,8 +272,8 @@ async def present(state: QAState) -> dict[str, Any]:
     result = assemble(state, claims)
     update: dict[str, Any] = {"claims": claims, "result": result}
     if state.get("mode", "ask") == "ask":
-        turn = Turn(
-            question=state.get("question", ""), answer=plain_answer(result["answer"])
-        )
+        written = state.get("answer_sentences", [])
+        text = prose(written) if written else plain_answer(result["answer"])
+        turn = Turn(question=state.get("question", ""), answer=text)
         update["history"] = [*state.get("history", []), turn]
     return update
