@@ -447,3 +447,11 @@ def test_the_display_shows_source_passages_and_unchecked_sentences() -> None:
     )
     assert "No claim of this answer was checked" in buffer.getvalue()
     assert "(no claim checked)" in buffer.getvalue()
+
+
+@pytest.mark.parametrize("command", [["ask", "Which dose?"], ["chat"]])
+def test_a_choice_outside_its_options_is_one_error_line(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--corpus", "c", "--retriever", "bm42"])
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert "--retriever must be one of llm, bm25, dense, not 'bm42'" in line

@@ -20,6 +20,7 @@ from veriscribe.cli.common import (
     EndpointsFileOpt,
     JsonOpt,
     ModelOpt,
+    choice,
     run,
     settings_for,
 )
@@ -42,36 +43,40 @@ app = typer.Typer()
 
 RetrieverOpt = Annotated[
     Retriever,
-    typer.Option("--retriever", help="How sections are chosen: llm, bm25 or dense."),
+    choice("--retriever", Retriever, "How sections are chosen: llm, bm25 or dense."),
 ]
 CitationsOpt = Annotated[
     Citations,
-    typer.Option(
+    choice(
         "--citations",
-        help="constrained: quotes can only be sentences of the sections read; "
+        Citations,
+        "constrained: quotes can only be sentences of the sections read; "
         "free: the model writes its quotes.",
     ),
 ]
 CiteByOpt = Annotated[
     CiteBy,
-    typer.Option(
+    choice(
         "--cite-by",
-        help="Constrained citations name a sentence by its text (quote) or id (id).",
+        CiteBy,
+        "Constrained citations name a sentence by its text (quote) or id (id).",
     ),
 ]
 WordingOpt = Annotated[
     Wording,
-    typer.Option(
+    choice(
         "--wording",
-        help="Constrained answers: own, the model words each sentence from its quote; "
+        Wording,
+        "Constrained answers: own, the model words each sentence from its quote; "
         "source, each sentence is the cited guideline sentence itself.",
     ),
 ]
 JudgeMethodOpt = Annotated[
     JudgeMethod,
-    typer.Option(
+    choice(
         "--judge-method",
-        help="scored: lexical lane, then a yes/no question scored by probability; "
+        JudgeMethod,
+        "scored: lexical lane, then a yes/no question scored by probability; "
         "sampled: majority of sampled four-way verdicts.",
     ),
 ]
@@ -82,6 +87,38 @@ NoJudgeOpt = Annotated[
         help="Stop after the deterministic checks: no support judge, no recovery.",
     ),
 ]
+CandidatesOpt = Annotated[
+    int,
+    typer.Option(
+        "--candidates",
+        min=0,
+        help="Summaries the llm retriever chooses from (0 = all that fit).",
+    ),
+]
+
+
+def qa_options(
+    *,
+    retriever: Retriever,
+    k: int,
+    candidates: int,
+    no_judge: bool,
+    citations: Citations,
+    cite_by: CiteBy,
+    wording: Wording,
+    judge_method: JudgeMethod,
+) -> QAOptions:
+    """Return the answer options given on the command line."""
+    return QAOptions(
+        retriever=retriever,
+        k=k,
+        candidates=candidates,
+        judge=not no_judge,
+        citations=citations,
+        cite_by=cite_by,
+        wording=wording,
+        judge_method=judge_method,
+    )
 
 
 @app.command()
@@ -111,14 +148,7 @@ def ask(
     k: Annotated[
         int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
     ] = 3,
-    candidates: Annotated[
-        int,
-        typer.Option(
-            "--candidates",
-            min=0,
-            help="Summaries the llm retriever chooses from (0 = all that fit).",
-        ),
-    ] = 40,
+    candidates: CandidatesOpt = 40,
     no_judge: NoJudgeOpt = False,
     citations: CitationsOpt = "constrained",
     cite_by: CiteByOpt = "quote",
@@ -132,11 +162,11 @@ def ask(
 ) -> None:
     """Answer a question from a guideline corpus with checked verbatim citations."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = QAOptions(
+    options = qa_options(
         retriever=retriever,
         k=k,
         candidates=candidates,
-        judge=not no_judge,
+        no_judge=no_judge,
         citations=citations,
         cite_by=cite_by,
         wording=wording,
@@ -186,6 +216,8 @@ def chat(
     ] = None,
     retriever: RetrieverOpt = "llm",
     k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
+    candidates: CandidatesOpt = 40,
+    no_judge: NoJudgeOpt = False,
     citations: CitationsOpt = "constrained",
     cite_by: CiteByOpt = "quote",
     wording: WordingOpt = "source",
@@ -197,9 +229,11 @@ def chat(
 ) -> None:
     """Chat with a guideline corpus; every claim of every answer is checked."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = QAOptions(
+    options = qa_options(
         retriever=retriever,
         k=k,
+        candidates=candidates,
+        no_judge=no_judge,
         citations=citations,
         cite_by=cite_by,
         wording=wording,
