@@ -21,7 +21,7 @@ from veriscribe.graphs.abstract import build_abstract_graph
 from veriscribe.llm.client import LLM
 from veriscribe.options import AbstractOptions
 from veriscribe.results import AbstractResult
-from veriscribe.service.abstracts import run_abstract
+from veriscribe.service.abstracts import abstract_runner, run_abstract
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
@@ -347,6 +347,29 @@ async def test_finished_thread_is_reused_without_calls(store: Store) -> None:
     second = await run(store, scripted_llm(again))
     assert again.calls == [] and second.abstract == first.abstract
     assert second.resumed_from_checkpoint
+
+
+async def test_a_thread_left_without_its_abstract_is_made_again(store: Store) -> None:
+    """A saved state with nothing left to run but no abstract is no answer.
+
+    A process killed while its checkpoint was being written can leave one; the
+    article is then made again from a clean thread, not shown with an empty abstract.
+    """
+    first = await run(store, scripted_llm(ScriptedChatModel(responder=responder())))
+    runner = await abstract_runner(store, scripted_llm(ScriptedChatModel()))
+    key = (await runner.state(first.thread_id))["doc_key"]
+    await runner.saver.adelete_thread(first.thread_id)
+    config = runner.config(first.thread_id)
+    await runner.graph.aupdate_state(config, {"doc_key": key}, as_node="refine")
+    left = await runner.graph.aget_state(config)
+    assert not left.next and not left.values.get("abstract")
+
+    again = ScriptedChatModel(responder=responder())
+    second = await run(store, scripted_llm(again))
+    assert second.abstract == "Refined abstract." and not second.resumed_from_checkpoint
+    # Made once, on a clean thread: nothing of the left state is counted twice.
+    assert second.usage.calls == len(again.calls) == 7
+    assert [f.name for f in second.facets] == [f.name for f in first.facets]
 
 
 async def test_other_options_get_their_own_thread(store: Store) -> None:

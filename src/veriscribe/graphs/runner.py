@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -56,9 +57,17 @@ class ThreadRun:
 class GraphRunner:
     """One compiled graph with the store's checkpointer, running threads of it."""
 
-    def __init__(self, graph: Graph, store: Store, *, max_concurrency: int) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        store: Store,
+        saver: BaseCheckpointSaver[str],
+        *,
+        max_concurrency: int,
+    ) -> None:
         self.graph = graph
         self.store = store
+        self.saver = saver
         self.max_concurrency = max_concurrency
 
     @classmethod
@@ -72,7 +81,10 @@ class GraphRunner:
         """Compile ``builder`` with the checkpointer of ``store``."""
         saver = await store.checkpointer()
         return cls(
-            builder.compile(checkpointer=saver), store, max_concurrency=max_concurrency
+            builder.compile(checkpointer=saver),
+            store,
+            saver,
+            max_concurrency=max_concurrency,
         )
 
     def config(
@@ -97,6 +109,7 @@ class GraphRunner:
         *,
         finished: Callable[[Mapping[str, Any]], bool] = _any_state,
         resumable: Callable[[Mapping[str, Any]], bool] = _always,
+        fresh: bool = False,
         run_id: str | None = None,
         max_concurrency: int | None = None,
         on_update: OnUpdate | None = None,
@@ -111,6 +124,10 @@ class GraphRunner:
                 can be reused as it is; by default, any state with nothing left to run.
             resumable: Tells whether an interrupted thread should continue (rather
                 than start again from ``graph_input``).
+            fresh: A thread that is to start again from ``graph_input`` loses its
+                saved state first, so that nothing of an unfinished run is added to
+                the new one (otherwise the new run continues the thread's state, as
+                the turns of a chat do).
             run_id: The batch run the thread's model calls are logged under.
             max_concurrency: Nodes running at once, if not the runner's.
             on_update: Called with every node's update as it finishes.
@@ -122,6 +139,8 @@ class GraphRunner:
         run.reused = not snapshot.next and finished(snapshot.values)
         if not run.reused:
             run.resumed = bool(snapshot.next) and resumable(snapshot.values)
+            if fresh and not run.resumed and snapshot.values:
+                await self.saver.adelete_thread(thread_id)
             token = call_scope.set((run_id, thread_id))
             try:
                 async for update in self.graph.astream(

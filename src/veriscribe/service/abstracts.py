@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from veriscribe import __version__
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
-from veriscribe.errors import InputError
+from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.graphs.abstract import AbstractDeps, AbstractState, build_abstract_graph
 from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
@@ -91,9 +91,19 @@ async def run_abstract(
         thread_id(key, options, llm),
         {"doc_key": key},
         deps,
+        # Only a thread that holds its abstract is done. One with nothing left to
+        # run but no abstract (a checkpoint write cut short by a killed process)
+        # is made again, on a clean thread.
+        finished=lambda values: bool(values.get("abstract")),
+        fresh=True,
         run_id=run_id,
         on_update=on_event,
     )
+    if not run.values.get("abstract"):
+        raise VeriscribeError(
+            "the abstract graph ended without an abstract; run it again",
+            retryable=True,
+        )
     return assemble_result(
         article,
         cast(AbstractState, run.values),
