@@ -17,7 +17,7 @@ model, output), prompt and output tokens per article, and the abstracts' trigram
 novelty, extractive fragment density and coverage against the article body (Grusky et
 al.; means over articles), then claim support: every abstract sentence judged against
 its article by the cited-answer support judge on the bundled 0.5B model
-(``service/abstract_support.py``). ``support`` is the share fully supported (with the
+(``eval/support.py``). ``support`` is the share fully supported (with the
 bundled model's judge, only a sentence that restates the article word for word is),
 ``lenient`` the share at least partially supported (the judge's yes probability of 0.2
 or more); both are printed, and the last line's ``support`` is the lenient one,
