@@ -174,7 +174,7 @@ async def list_corpora(settings: Settings) -> list[CorpusListing]:
     """Return every corpus with its size."""
     async with open_store(settings) as store:
         found = await db.list_corpora(store)
-    return [CorpusListing.model_validate(c.as_dict()) for c in found]
+    return [CorpusListing.model_validate(c, from_attributes=True) for c in found]
 
 
 async def show_corpus(settings: Settings, name: str) -> CorpusDetails:
@@ -185,8 +185,12 @@ async def show_corpus(settings: Settings, name: str) -> CorpusDetails:
         rows = await db.sections(store, name)
     return CorpusDetails(
         name=name,
-        documents=[DocumentListing.model_validate(doc.as_dict()) for doc in docs],
-        sections=[SectionListing.model_validate(row.as_dict()) for row in rows],
+        documents=[
+            DocumentListing.model_validate(doc, from_attributes=True) for doc in docs
+        ],
+        sections=[
+            SectionListing.model_validate(row, from_attributes=True) for row in rows
+        ],
     )
 
 

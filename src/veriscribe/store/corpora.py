@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from veriscribe.documents.guidelines import GuidelineDoc, section_key
+from veriscribe.results import SectionListing
 from veriscribe.store.db import Store, Tx
 
 OWN_SUMMARY_CHARS = 300
@@ -73,18 +74,7 @@ class SectionRow:
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields of ``corpus show --json`` (without the text)."""
-        return {
-            "doc_id": self.doc_id,
-            "section_id": self.section_id,
-            "number": self.number,
-            "title": self.title,
-            "parent": self.parent,
-            "children": self.children,
-            "level": self.level,
-            "chars": self.chars,
-            "summary": self.summary,
-            "summary_source": self.summary_source,
-        }
+        return SectionListing.model_validate(self, from_attributes=True).model_dump()
 
 
 @dataclass(frozen=True)
@@ -98,16 +88,6 @@ class DocumentRow:
     added: float
     sections: int
 
-    def as_dict(self) -> dict[str, Any]:
-        """Return the fields of ``corpus show --json``."""
-        return {
-            "doc_id": self.doc_id,
-            "title": self.title,
-            "source": self.source,
-            "sections": self.sections,
-            "content_hash": self.content_hash,
-        }
-
 
 @dataclass(frozen=True)
 class CorpusInfo:
@@ -120,18 +100,6 @@ class CorpusInfo:
     summarized: int
     created: float
     updated: float
-
-    def as_dict(self) -> dict[str, Any]:
-        """Return the corpus as a JSON object."""
-        return {
-            "name": self.name,
-            "documents": self.documents,
-            "sections": self.sections,
-            "chars": self.chars,
-            "summarized": self.summarized,
-            "created": self.created,
-            "updated": self.updated,
-        }
 
 
 @dataclass
