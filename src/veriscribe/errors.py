@@ -73,6 +73,14 @@ class StructuredOutputError(VeriscribeError):
         self.raw = raw
 
 
+class ConstraintError(StructuredOutputError):
+    """A reply's schema could not become a grammar the backend accepts; nothing was sent.
+
+    Handled wherever an unusable reply is (a recorded failure, never a crash), and not
+    worth retrying: the same schema makes the same grammar.
+    """
+
+
 class InputError(VeriscribeError):
     """An input document that cannot be read: malformed, empty or of an unknown kind."""
 

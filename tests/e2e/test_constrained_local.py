@@ -84,11 +84,11 @@ async def test_the_embedded_model_cannot_quote_outside_the_section() -> None:
 async def test_a_schema_that_cannot_become_a_grammar_is_an_error(
     local_gguf: Path,
 ) -> None:
-    from veriscribe.errors import ConfigError
+    from veriscribe.errors import ConstraintError
     from veriscribe.llm.local import ChatLlamaCpp
 
     chat = ChatLlamaCpp(model_path=local_gguf, n_ctx=512)
-    with pytest.raises(ConfigError, match="cannot constrain"):
+    with pytest.raises(ConstraintError, match="cannot constrain"):
         chat.grammar({"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}})
 
 

@@ -30,8 +30,9 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from veriscribe.errors import ConfigError, ModelFileMissing
+from veriscribe.errors import ModelFileMissing
 from veriscribe.llm.contexts import ContextPool, share_threads, split_threads
+from veriscribe.llm.grammar import check_grammar, route_llama_logs, schema_grammar
 from veriscribe.llm.results import chat_result
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -76,6 +77,8 @@ def load_llama(
         if key not in _LOADED:
             _check_gguf(path)
             from llama_cpp import Llama
+
+            route_llama_logs()
 
             llamas = [
                 Llama(
@@ -167,23 +170,23 @@ class ChatLlamaCpp(BaseChatModel):
         return total
 
     def grammar(self, schema: dict[str, Any]) -> Any:
-        """Return the llama.cpp grammar for a JSON schema, or raise if none can be made.
+        """Return the llama.cpp grammar for a JSON schema, checked to parse, or raise.
 
         llama-cpp-python falls back to unconstrained JSON, silently, when it cannot
-        convert a schema; building the grammar here makes that failure loud.
+        convert a schema, and crashes on a grammar llama.cpp cannot parse; building the
+        grammar here (:mod:`veriscribe.llm.grammar`) and having llama.cpp parse it once
+        makes either failure one clear error before anything is decoded.
+
+        Raises:
+            ConstraintError: no grammar llama.cpp accepts could be made of the schema.
         """
         from llama_cpp.llama_grammar import LlamaGrammar
 
         text = json.dumps(schema)
         if text not in self._grammars:
-            try:
-                self._grammars[text] = LlamaGrammar.from_json_schema(
-                    text, verbose=False
-                )
-            except Exception as exc:  # the converter raises bare exceptions
-                raise ConfigError(
-                    f"cannot constrain decoding to this JSON schema: {exc}"
-                ) from exc
+            gbnf = schema_grammar(schema)
+            check_grammar(self._loaded().contexts[0]._model.vocab, gbnf)
+            self._grammars[text] = LlamaGrammar.from_string(gbnf, verbose=False)
         return self._grammars[text]
 
     def _choice_probs(
