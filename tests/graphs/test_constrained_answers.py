@@ -296,12 +296,12 @@ async def test_the_bundled_model_yes_never_certifies(store: Store) -> None:
 
 
 async def test_a_restated_clause_is_not_certified_past_the_guard() -> None:
-    from veriscribe.nodes.qa.judge import scored_verdict
+    from veriscribe.nodes.qa.judge import decide
 
     source = (
         "Do not start opioids for acute pain; opioids are recommended for cancer pain."
     )
-    ruling = await scored_verdict(
+    ruling = await decide(
         None,  # type: ignore[arg-type]  # the lexical lane decides: no model call
         QAOptions(),
         "",

@@ -164,11 +164,37 @@ async def decide(
 ) -> Ruling:
     """Return the ruling on a claim given its source passages.
 
-    ``lexical=False`` skips the lexical lane of the scored judge (to test the model).
+    Whatever the method, a "fully supported" ruling passes the certification guard
+    here, the one way every judge (and the recovery's re-judging) certifies: a claim
+    whose numbers, negations or obligations its source does not hold is not certified,
+    however persuaded the model was. ``lexical=False`` skips the lexical lane of the
+    scored judge (to test the model).
     """
     if options.judge_method == "sampled":
-        return await sampled_verdict(llm, options, question, claim, sources)
-    return await scored_verdict(llm, options, question, claim, sources, lexical=lexical)
+        ruling = await sampled_verdict(llm, options, question, claim, sources)
+    else:
+        ruling = await scored_verdict(
+            llm, options, question, claim, sources, lexical=lexical
+        )
+    return guarded(ruling, claim, sources)
+
+
+def guarded(ruling: Ruling, claim: str, sources: Sequence[str]) -> Ruling:
+    """Return the ruling, a certification the guard refuses turned into not supported."""
+    if ruling["verdict"] != "fully_supported":
+        return ruling
+    reason = certification_guard(claim, "\n".join(sources))
+    if reason is None:
+        return ruling
+    note = f"not certified: {reason}"
+    if ruling["note"]:
+        note = f"{note}; {ruling['note']}"
+    # A sampled ruling keeps the votes the model cast; the one-vote lanes say the
+    # verdict they stand for.
+    votes = ruling["votes"] if ruling["method"] == "sampled" else ["not_supported"]
+    return Ruling(
+        **{**ruling, "verdict": "not_supported", "votes": votes, "note": note}
+    )
 
 
 async def scored_verdict(
@@ -183,18 +209,6 @@ async def scored_verdict(
     """Decide by the lexical lane, else by the scored yes/no question."""
     source = "\n".join(sources)
     restated = lexical_verdict(claim, source) if lexical else None
-    if restated == "fully_supported":
-        # A restated clause may leave out what the rest of its sentence says.
-        reason = certification_guard(claim, source)
-        if reason is not None:
-            return _found(
-                "not_supported",
-                ["not_supported"],
-                None,
-                "lexical",
-                None,
-                f"not certified: {reason}",
-            )
     if restated is not None:
         return _found(restated, [restated], None, "lexical", None, "")
     prompt = load_prompt("qa", "judge_yesno")
@@ -219,9 +233,6 @@ async def scored_verdict(
     verdict: Verdict
     if cut.supported is not None and score >= cut.supported:
         verdict = "fully_supported"
-        reason = certification_guard(claim, source)
-        if reason is not None:
-            verdict, note = "not_supported", f"not certified: {reason}"
     elif score >= cut.partial:
         verdict = "partially_supported"
     else:
