@@ -10,7 +10,6 @@ without any model call. The output is JSON lines in the cpgQA layout that
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -19,11 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from veriscribe import __version__
 from veriscribe.checks.question_gates import GATES
 from veriscribe.errors import InputError
 from veriscribe.graphs.questions import build_questions_graph
-from veriscribe.graphs.runner import GraphRunner
+from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.questions import (
@@ -55,11 +53,6 @@ def parse_styles(text: str) -> list[str]:
             f"not {text!r}"
         )
     return styles
-
-
-def _thread(parts: Sequence[object]) -> str:
-    blob = json.dumps(list(parts), sort_keys=True, default=str)
-    return "questions:" + hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def output_record(corpus: str, item: QuestionItem, model: str) -> dict[str, Any]:
@@ -123,18 +116,16 @@ async def make_questions(
             llm = make_llm(model or settings.model, settings, store)
         version = await corpora.corpus_version(store, corpus)
         prompt_ids = [load_prompt("questions", s).id for s in styles]
-        thread_id = _thread(
-            [
-                corpus,
-                version,
-                n,
-                list(styles),
-                seed,
-                min_words,
-                llm.label,
-                prompt_ids,
-                __version__,
-            ]
+        thread_id = thread_key(
+            "questions",
+            corpus,
+            version,
+            n,
+            list(styles),
+            seed,
+            min_words,
+            llm.identity,
+            prompt_ids,
         )
         runner = await GraphRunner.open(
             build_questions_graph(), store, max_concurrency=llm.settings.concurrency

@@ -9,6 +9,8 @@ a new one starts from its input. The model calls a thread makes are logged under
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +21,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from veriscribe import __version__
 from veriscribe.llm.client import call_scope
+from veriscribe.prompts import prompts_digest
 from veriscribe.results import Usage
 from veriscribe.store import calls
 from veriscribe.store.db import Store
@@ -52,6 +56,24 @@ class ThreadRun:
     since: float = 0.0
     """When this run began (wall clock), for the usage it caused."""
     seconds: float = 0.0
+
+
+def thread_key(graph: str, *parts: object, prompts: str | None = None) -> str:
+    """Return the id of the thread that does one unit of work of a graph.
+
+    Every thread id is made here, from everything that changes what the thread
+    returns: the work's own ``parts`` (its input, the job's options, the model's
+    identity), a digest of every prompt file of the graph (``prompts`` names the
+    prompt folder when it is not the graph's name), and the veriscribe release, so a
+    new release recomputes rather than reuses its predecessor's results.
+    """
+    blob = json.dumps(
+        [*parts, prompts_digest(prompts or graph), __version__],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return f"{graph}:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:20]
 
 
 class GraphRunner:

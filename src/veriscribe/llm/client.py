@@ -107,12 +107,36 @@ class LLM:
     pool: EndpointPool[BaseChatModel] | None = None
     """Several servers of this model: each attempt goes to one of them (``chat`` is
     then the first one's, and ``endpoint`` lists them all)."""
+    identity_parts: tuple[str, ...] = ()
+    """What else tells this model's replies apart: the model file's size, the simulated
+    model's options, the models a pool's servers serve."""
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
         """Return the model identifier that goes into results."""
         return f"{self.spec.backend}:{self.model_name or self.spec.name}"
+
+    @property
+    def identity(self) -> str:
+        """Return everything about the model that changes its replies, as one string.
+
+        Thread and cache keys hold it: another model, model file, sampling setting or
+        simulated seed makes new threads and new calls, never a reused reply. The
+        servers of one endpoint or pool are not part of it (any of them serves the
+        same model); the models they serve are.
+        """
+        cfg = self.settings
+        parts = [
+            self.label,
+            *self.identity_parts,
+            f"temperature={cfg.temperature}",
+            f"context={self.context_tokens}",
+            f"output={cfg.max_output_tokens}",
+        ]
+        if self.spec.backend == "openai":
+            parts.append(f"schema={cfg.openai_schema}")
+        return "|".join(parts)
 
     def prompt_budget(self, max_output: int | None = None) -> int:
         """Return how many prompt tokens fit beside ``max_output`` reserved tokens."""
@@ -286,8 +310,7 @@ class LLM:
         more = [p for p in (extra, salt) if p]
         return cache_key(
             *more,
-            self.spec.backend,
-            self.model_name or self.spec.name,
+            self.identity,
             # The servers of a pool are declared to serve one model: a reply is as
             # good from any of them, and a run resumed with one server fewer (or
             # more) still finds its finished calls.

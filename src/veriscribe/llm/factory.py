@@ -179,6 +179,8 @@ def make_llm(
             endpoint=str(path),
             # A bundled model's file is named after it, so this is its label too.
             model_name=path.stem,
+            # Another file under the same name is another model.
+            identity_parts=(f"bytes={path.stat().st_size}",),
             scores_choices=True,
             guards_copying=True,
         )
@@ -226,6 +228,8 @@ def make_llm(
         context_tokens=cfg.context_tokens,
         store=store,
         endpoint="",
+        # The latency changes when replies come, not what they say.
+        identity_parts=(f"fail={sim.fail}", f"seed={sim.seed}"),
     )
 
 
@@ -296,5 +300,6 @@ def endpoints_llm(
         store=store,
         endpoint=" ".join(m.name for m in members),
         pool=pool,
+        identity_parts=tuple(sorted({f"serves={e.model}" for e in endpoints})),
         **server_llm_kwargs(kind, cfg),
     )

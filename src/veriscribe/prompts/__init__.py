@@ -87,3 +87,24 @@ def load_prompt(graph: str, name: str) -> Prompt:
         user=user,
         placeholders=frozenset(_fields(system) | _fields(user)),
     )
+
+
+@cache
+def prompts_digest(graph: str) -> str:
+    """Return a digest of every prompt file of one graph: any edit gives a new digest.
+
+    Thread keys hold it, so a finished thread is never served after a prompt of its
+    graph changed, whichever of the graph's prompts the options select.
+    """
+    folder = resources.files(__package__).joinpath(graph)
+    files = sorted(
+        (entry.name, entry.read_bytes())
+        for entry in folder.iterdir()
+        if entry.name.endswith(".md")
+    )
+    if not files:
+        raise PromptError(f"no prompts for the graph {graph!r}")
+    digest = hashlib.sha256()
+    for name, data in files:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()[:12]

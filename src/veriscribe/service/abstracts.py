@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from veriscribe import __version__
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.graphs.abstract import AbstractDeps, AbstractState, build_abstract_graph
-from veriscribe.graphs.runner import GraphRunner
+from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
@@ -29,13 +27,8 @@ OnEvent = Callable[[str, dict[str, Any]], None]
 
 
 def thread_id(doc_key: str, options: AbstractOptions, llm: LLM) -> str:
-    """Return the graph thread of an article under one configuration and model.
-
-    The release is part of it: a new veriscribe starts new threads rather than reuse
-    results its predecessor made (the response cache keeps unchanged calls free).
-    """
-    model = hashlib.sha256(f"{llm.label}|{__version__}".encode()).hexdigest()[:8]
-    return f"abstract:{doc_key}:{options.key()}:{model}"
+    """Return the graph thread of an article under one configuration and model."""
+    return thread_key("abstract", doc_key, options.key(), llm.identity)
 
 
 async def abstract_runner(store: Store, llm: LLM) -> GraphRunner:

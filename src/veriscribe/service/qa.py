@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
@@ -11,19 +10,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from veriscribe import __version__
 from veriscribe.checks.markers import parse_markers
 from veriscribe.documents.guidelines import section_key
 from veriscribe.documents.questions import is_hit, read_questions
-from veriscribe.errors import ContextOverflow, InputError
+from veriscribe.errors import ConstraintError, ContextOverflow, InputError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
-from veriscribe.graphs.runner import GraphRunner
+from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.answer import is_not_found
 from veriscribe.nodes.qa.state import QADeps, QAState, Turn, turn_input
 from veriscribe.options import JudgeMethod, QAOptions
-from veriscribe.prompts import load_prompt
 from veriscribe.results import (
     AnswerOptions,
     CheckedAnswer,
@@ -43,28 +40,6 @@ from veriscribe.store.db import Store
 
 OnStage = Callable[[str, dict[str, Any]], None]
 """Called after each graph step with the node's name and its state update."""
-
-
-QA_PROMPTS = (
-    "retrieve",
-    "answer",
-    "answer_quote",
-    "answer_id",
-    "claims",
-    "judge",
-    "judge_yesno",
-    "recover",
-)
-
-
-def prompts_version() -> str:
-    """Return a digest of the graph's prompts: a changed prompt means a new thread."""
-    return _digest(*(load_prompt("qa", name).id for name in QA_PROMPTS))[:8]
-
-
-def _digest(*parts: object) -> str:
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 async def qa_runner(store: Store, max_attempts: int = 3) -> GraphRunner:
@@ -142,15 +117,7 @@ async def ask(
         await require_corpus(store, corpus)
         llm = make_llm(model or settings.model, settings, store)
         version = await db.corpus_version(store, corpus)
-        tid = "qa:" + _digest(
-            corpus,
-            version,
-            question,
-            opts.key(),
-            llm.label,
-            prompts_version(),
-            __version__,
-        )
+        tid = thread_key("qa", corpus, version, question, opts.key(), llm.identity)
         graph = await qa_runner(store, llm.settings.retries + 1)
         deps = QADeps(store=store, llm=llm, options=opts)
         result = await run_thread(
@@ -222,16 +189,16 @@ async def verify_answer(
         found = await db.get_sections(store, corpus, keys)
         keys = [key for key in keys if key in found]
         version = await db.corpus_version(store, corpus)
-        tid = "verify:" + _digest(
+        tid = thread_key(
+            "verify",
             corpus,
             version,
             answer,
             question,
             keys,
             options.key(),
-            llm.label if llm else None,
-            prompts_version(),
-            __version__,
+            llm.identity if llm else None,
+            prompts="qa",
         )
         graph = await qa_runner(store, (llm.settings.retries + 1) if llm else 1)
         deps = QADeps(store=store, llm=llm, options=options)
@@ -384,7 +351,7 @@ async def ask_questions(
                 result = await ask(
                     settings, corpus, item["question"], options=options, model=model
                 )
-            except (ContextOverflow, InputError) as exc:
+            except (ContextOverflow, ConstraintError, InputError) as exc:
                 failures.append(QuestionFailure(id=item["id"], reason=exc.user_message))
                 continue
             hit = any(is_hit(item["gold"], key) for key in result.read_set)

@@ -1,0 +1,91 @@
+"""A finished thread is reused only while nothing that shapes its result has changed."""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+import veriscribe.prompts as prompts_package
+from qa_helpers import FIXTURES
+from veriscribe.graphs.runner import thread_key
+from veriscribe.prompts import load_prompt, prompts_digest
+from veriscribe.service import qa
+from veriscribe.service.corpora import add_corpus
+from veriscribe.settings import Settings
+
+QUESTION = "Which drugs are first-line for hypertension?"
+
+
+@pytest.fixture
+def prompt_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Serve the prompts from a temporary copy that a test may edit."""
+    copy = tmp_path / "prompts"
+    shutil.copytree(Path(str(resources.files(prompts_package))), copy)
+    real_files = resources.files
+
+    def files(package: object) -> object:
+        if package == prompts_package.__name__:
+            return copy
+        return real_files(package)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prompts_package.resources, "files", files)
+    prompts_digest.cache_clear()
+    load_prompt.cache_clear()
+    yield copy
+    prompts_digest.cache_clear()
+    load_prompt.cache_clear()
+
+
+def edit(path: Path) -> None:
+    path.write_text(path.read_text("utf-8") + "\nBe brief.\n", "utf-8")
+    prompts_digest.cache_clear()
+    load_prompt.cache_clear()
+
+
+@pytest.mark.parametrize("name", ["select_quote.md", "select_id.md", "judge_yesno.md"])
+def test_editing_any_prompt_of_a_graph_changes_its_thread_keys(
+    prompt_copy: Path, name: str
+) -> None:
+    before = thread_key("qa", "corpus", QUESTION)
+    edit(prompt_copy / "qa" / name)
+    assert thread_key("qa", "corpus", QUESTION) != before
+
+
+def test_a_prompt_of_another_graph_leaves_the_keys_alone(prompt_copy: Path) -> None:
+    before = thread_key("qa", "corpus", QUESTION)
+    edit(prompt_copy / "abstract" / "refine.md")
+    assert thread_key("qa", "corpus", QUESTION) == before
+    assert thread_key("abstract", "doc") != before
+
+
+async def test_ask_answers_afresh_after_the_default_prompt_is_edited(
+    prompt_copy: Path, tmp_path: Path
+) -> None:
+    settings = Settings(db=tmp_path / "v.db")
+    await add_corpus(
+        settings, "h", [FIXTURES / "guidelines" / "hypertension.md"], model="sim"
+    )
+    first = await qa.ask(settings, "h", QUESTION, model="sim")
+    again = await qa.ask(settings, "h", QUESTION, model="sim")
+    assert again.reused and again.thread_id == first.thread_id
+    edit(prompt_copy / "qa" / "select_quote.md")
+    edited = await qa.ask(settings, "h", QUESTION, model="sim")
+    assert not edited.reused and edited.thread_id != first.thread_id
+
+
+async def test_another_sim_seed_or_temperature_is_another_thread(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(db=tmp_path / "v.db")
+    await add_corpus(
+        settings, "h", [FIXTURES / "guidelines" / "hypertension.md"], model="sim"
+    )
+    one = await qa.ask(settings, "h", QUESTION, model="sim:seed=1")
+    two = await qa.ask(settings, "h", QUESTION, model="sim:seed=2")
+    warm = Settings(db=tmp_path / "v.db", llm={"temperature": 0.7})  # type: ignore[arg-type]
+    three = await qa.ask(warm, "h", QUESTION, model="sim:seed=1")
+    assert len({one.thread_id, two.thread_id, three.thread_id}) == 3
+    assert not (two.reused or three.reused)
