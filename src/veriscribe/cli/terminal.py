@@ -4,7 +4,8 @@ A title, file name or server message may carry control characters: ``ESC [2J`` c
 the screen, other sequences move the cursor, retitle the window or hide text. Nothing
 read from input may drive the terminal, so every control character except newline and
 tab is shown as a visible escape (``\x1b``) instead; what follows it is then plain
-text.
+text. The bidirectional controls (``U+202E`` and its kin) are shown the same way
+(``\u202e``): they reorder what is displayed, so a name could read as another.
 """
 
 from __future__ import annotations
@@ -18,14 +19,20 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-# C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F: U+009B
-# is a one-character CSI on some terminals).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_C1 = re.compile(r"[\x80-\x9f]")
+# The bidirectional formatting characters: marks (ALM, LRM, RLM), embeddings and
+# overrides (LRE..RLO) and isolates (LRI..PDI). Each changes the order in which the
+# characters around it are displayed.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 controls but tab and newline, DEL, the C1 controls (U+0080-U+009F: U+009B is a
+# one-character CSI on some terminals) and the bidirectional controls.
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
+# What json.dumps leaves unescaped but a terminal acts on.
+_JSON_UNSAFE = re.compile(f"[\\x80-\\x9f{_BIDI}]")
 
 
 def _visible(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def has_control(text: str) -> bool:
@@ -41,12 +48,13 @@ def sanitize(text: str) -> str:
 
 
 def json_safe(text: str) -> str:
-    r"""Return JSON text with C1 controls escaped (``json.dumps`` escapes only C0).
+    r"""Return JSON text with C1 and bidirectional controls escaped.
 
-    In JSON text a C1 character can only sit inside a string, where ``\u0080`` is
-    the same value, so the document means exactly what it meant.
+    ``json.dumps`` escapes only C0. In JSON text these characters can only sit
+    inside a string, where ``\u0080`` is the same value, so the document means
+    exactly what it meant.
     """
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class SafeConsole(Console):
