@@ -6,6 +6,11 @@ read from input may drive the terminal, so every control character except newlin
 tab is shown as a visible escape (``\x1b``) instead; what follows it is then plain
 text. The bidirectional controls (``U+202E`` and its kin) are shown the same way
 (``\u202e``): they reorder what is displayed, so a name could read as another.
+
+Nor may input style the terminal: a string is always text on these consoles, never
+Rich markup or emoji codes. ``[link=...]`` would make a hyperlink, ``[conceal]`` hide
+text, and an unmatched ``[/bold]`` (or a model's ``[/INST]``) end the command with an
+error. The code's own styling is written as :class:`~rich.text.Text` with styles.
 """
 
 from __future__ import annotations
@@ -58,16 +63,27 @@ def json_safe(text: str) -> str:
 
 
 class SafeConsole(Console):
-    """A console that shows control characters in the text it prints as escapes.
+    """A console on which every string is text, its control characters shown as escapes.
 
-    Titles, names, paths, quotes and error messages come from input. Strings and
-    Text are made safe before layout (so table cells are sized for the escapes), and
-    every rendered segment once more, while the console's own styling and cursor
-    control (separate control segments) pass untouched.
+    Titles, names, ids, paths, quotes, model replies and error messages come from
+    input. A string is never read as markup or emoji codes, whatever the caller
+    asks (``markup=True`` included): the one way to style is a Text with styles.
+    Strings, and Text printed on its own, are made safe before layout (so they are
+    sized for the escapes), and every rendered segment once more, while the
+    console's own styling and cursor control (separate control segments) pass
+    untouched.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Make a console as Rich does, with markup and emoji codes off."""
+        kwargs["markup"] = False
+        kwargs["emoji"] = False
+        super().__init__(*args, **kwargs)
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
-        """Turn a string into Text, its control characters made visible first."""
+        """Turn a string into plain Text, its control characters made visible."""
+        kwargs["markup"] = False
+        kwargs["emoji"] = False
         return super().render_str(sanitize(text), **kwargs)
 
     def render(
