@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from veriscribe.cli import terminal
+from veriscribe.cli import render, terminal
 from veriscribe.cli.app import app
 from veriscribe.cli.terminal import SafeConsole
 
@@ -58,6 +58,22 @@ def test_an_unmatched_closing_tag_in_a_title_still_writes_the_abstract(
     assert result.exit_code == 0, result.output
     assert "Abstract: Trial of drug [/bold]" in result.stdout
     assert json.loads(out.read_text("utf-8"))["title"] == "Trial of drug [/bold]"
+
+
+def test_abstract_out_is_written_before_it_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("display failed")
+
+    monkeypatch.setattr(render, "abstract_result", broken)
+    path = article(tmp_path, "Trial", "Patients were enrolled.")
+    out = tmp_path / "abstract.json"
+    result = runner.invoke(
+        app, ["abstract", str(path), "--model", "sim", "--out", str(out)]
+    )
+    assert result.exit_code == 1 and "display failed" in result.stderr
+    assert json.loads(out.read_text("utf-8"))["title"] == "Trial"
 
 
 def test_a_run_id_with_a_closing_tag_is_listed_and_shown(tmp_path: Path) -> None:
