@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +28,7 @@ from veriscribe.cli.common import (
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present, present_batch
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
+from veriscribe.results import AbstractResult
 
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
@@ -120,23 +122,26 @@ def abstract(
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
-    result = present(
+    present(
         lambda on_event: service.generate_abstract(
             settings, path, options, model=model, on_event=on_event
         ),
         render.abstract_result,
         json_out=json_out,
         live=lambda console: render.AbstractProgress(console, path.name),
+        save=None if out is None else partial(write_result, out),
     )
-    if out is not None:
-        text = (
-            json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2)
-            + "\n"
-        )
-        try:
-            out.write_text(text, "utf-8")
-        except OSError as exc:
-            fail(f"cannot write {out}: {exc.strerror or exc}")
+
+
+def write_result(out: Path, result: AbstractResult) -> None:
+    """Write an abstract's JSON to ``out``, or end the command with one error line."""
+    text = (
+        json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+    )
+    try:
+        out.write_text(text, "utf-8")
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
 
 
 @app.command()

@@ -27,6 +27,7 @@ def present(
     live: Callable[[Console], AbstractContextManager[Any]] | None = None,
     quiet: bool = False,
     quiet_report: Callable[[Console, T], None] | None = None,
+    save: Callable[[T], None] | None = None,
 ) -> T:
     """Run a service call and show its result the way the flags ask.
 
@@ -39,6 +40,8 @@ def present(
             yields is the progress callback.
         quiet: Show no live view and print the result with ``quiet_report``.
         quiet_report: Prints the result in one line.
+        save: Writes the result where the command was asked to; it runs before the
+            result is shown, so what was computed is kept even if showing it fails.
 
     Returns:
         The result, for what the command does after showing it.
@@ -48,6 +51,8 @@ def present(
     else:
         with live(terminal.stderr) as on_progress:
             result = run(call(on_progress))
+    if save is not None:
+        save(result)
     if json_out:
         render.print_json(result)
     elif quiet and quiet_report is not None:

@@ -1,4 +1,11 @@
-"""What the commands draw: reports, tables and live progress views, on a given console."""
+"""What the commands draw: reports, tables and live progress views, on a given console.
+
+Titles, names, ids, reasons and model replies are input: they are drawn as text, never
+as Rich markup. The consoles (:mod:`veriscribe.cli.terminal`) read no string as markup,
+so the code's own styling is written as :class:`~rich.text.Text` with styles; and where
+Rich itself would parse a string (panel titles, spinners, progress columns) it is given
+Text, or a column with markup off.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +21,14 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     SpinnerColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
 )
 from rich.table import Table
 from rich.text import Text
 
-from veriscribe.cli.terminal import json_safe
+from veriscribe.cli.terminal import json_safe, sanitize
 from veriscribe.results import (
     COMPLIANT_TIERS,
     UNJUDGED,
@@ -48,6 +56,23 @@ def print_json(data: Any) -> None:
     """Print machine-readable JSON on stdout and nothing else."""
     text = json.dumps(plain(data), ensure_ascii=False, indent=2, default=str)
     sys.stdout.write(json_safe(text) + "\n")
+
+
+class _PlainColumn(TextColumn):
+    """A progress column of text, never markup, laid out as it is shown.
+
+    Rich's own column measures its text before the console escapes control
+    characters, so a long escape would be cut short; this one escapes them first.
+    """
+
+    def __init__(self, text_format: str, *, style: str = "") -> None:
+        """Show ``text_format`` filled in from the task (the format is the code's own)."""
+        super().__init__(text_format, style=style, markup=False)
+
+    def render(self, task: Task) -> Text:
+        """Return the filled-in text, its control characters shown as escapes."""
+        text = self.text_format.format(task=task)
+        return Text(sanitize(text), style=self.style, justify=self.justify)
 
 
 @contextmanager
@@ -93,9 +118,9 @@ def doctor_report(console: Console, found: DoctorReport) -> None:
     ):
         if report.get(key) is not None:
             table.add_row(key.replace("_", " "), str(report[key]))
-    status = "[green]ok[/]" if report["ok"] else "[red]failed[/]"
+    status = ("ok", "green") if report["ok"] else ("failed", "red")
     console.print(table)
-    console.print(f"round trip: {status}")
+    console.print(Text.assemble("round trip: ", status))
 
 
 class AbstractProgress:
@@ -156,7 +181,8 @@ def abstract_result(console: Console, result: AbstractResult) -> None:
     from rich.panel import Panel
 
     title = result.title or result.id
-    console.print(Panel(result.abstract, title=f"Abstract: {title}", expand=True))
+    # A panel reads a string title as markup: give it Text.
+    console.print(Panel(result.abstract, title=Text(f"Abstract: {title}"), expand=True))
     table = Table(show_header=True, header_style="bold")
     for column in (
         "facet",
@@ -185,10 +211,15 @@ def abstract_result(console: Console, result: AbstractResult) -> None:
     )
     if not result.refined:
         console.print(
-            "[yellow]refinement failed: the abstract is the unrefined draft[/]"
+            Text(
+                "refinement failed: the abstract is the unrefined draft",
+                style="yellow",
+            )
         )
     if result.fallbacks:
-        console.print(f"[yellow]fallbacks:[/] {'; '.join(result.fallbacks)}")
+        console.print(
+            Text.assemble(("fallbacks:", "yellow"), f" {'; '.join(result.fallbacks)}")
+        )
 
 
 # ------------------------------------------------------------------------- batches
@@ -258,13 +289,14 @@ class BatchView:
             f"{finished}/{p.total} articles",
             f"{duration(p.elapsed)}",
         )
-        title = f"run {p.run_id}"
+        title = Text(f"run {p.run_id}")
         if p.stage == "stopping":
-            title += (
-                f" [yellow]stopping: finishing {p.articles_in_flight} articles in "
-                "flight (Ctrl-C again to stop now)[/]"
+            title.append(
+                f" stopping: finishing {p.articles_in_flight} articles in "
+                "flight (Ctrl-C again to stop now)",
+                style="yellow",
             )
-        return Group(Text.from_markup(title), bar, Text(batch_status(p)))
+        return Group(title, bar, Text(batch_status(p)))
 
     def __call__(self, progress: Any) -> None:
         """Show a new ``BatchProgress`` snapshot (the view is the progress callback)."""
@@ -358,7 +390,7 @@ def batch_summary(console: Console, summary: BatchSummary) -> None:
     _failures(console, summary, limit=20)
     hint = _resume_hint(summary)
     if hint:
-        console.print(f"[yellow]{hint}[/]", highlight=False)
+        console.print(Text(hint, style="yellow"))
 
 
 def run_details(console: Console, summary: RunSummary) -> None:
@@ -474,7 +506,9 @@ def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
     for name, entry in report["metrics"].items():
         digits = _metric_digits(name)
         if entry.get("mean") is None and entry.get("note"):
-            table.add_row(name, "0", "[dim]absent[/]", "", "", "", entry["better"])
+            table.add_row(
+                name, "0", Text("absent", style="dim"), "", "", "", entry["better"]
+            )
             continue
         table.add_row(
             name,
@@ -504,7 +538,7 @@ def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
         if len(excluded) > 20:
             console.print(f"... and {len(excluded) - 20} more (see --json)")
     for note in report.get("notes", []):
-        console.print(f"[dim]note:[/] {note}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("note:", "dim"), f" {note}"), soft_wrap=True)
     support = report.get("support")
     if support:
         console.print(
@@ -596,8 +630,9 @@ def baseline_summary(console: Console, summary: dict[str, Any]) -> None:
     console.print(line + f" · {duration(summary['seconds'])}", highlight=False)
     for failure in summary["failures"][:20]:
         console.print(
-            f"[red]failed[/] {failure['source']}: {failure['reason']}",
-            highlight=False,
+            Text.assemble(
+                ("failed", "red"), f" {failure['source']}: {failure['reason']}"
+            ),
             soft_wrap=True,
         )
 
@@ -606,10 +641,8 @@ class CountProgress:
     """A transient progress bar counting finished items."""
 
     def __init__(self, console: Console, description: str) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
         self.progress = Progress(
-            TextColumn(description),
+            _PlainColumn(description),
             BarColumn(),
             MofNCompleteColumn(),
             console=console,
@@ -647,11 +680,11 @@ def ingest_progress(console: Console) -> Iterator[Callable[[Any], None]]:
     """Show the stages of ``corpus add`` as progress bars on stderr."""
     progress = Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        _PlainColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("[dim]{task.fields[detail]}"),
+        _PlainColumn("{task.fields[detail]}", style="dim"),
         console=console,
     )
     tasks: dict[str, Any] = {}
@@ -682,9 +715,11 @@ def ingest_report(console: Console, report: IngestReport, *, errors: Console) ->
         f"{len(report.unchanged)} unchanged",
     ]
     console.print(
-        f"corpus [bold]{report.corpus}[/]: documents {', '.join(parts)}; "
-        f"{report.sections} sections",
-        highlight=False,
+        Text.assemble(
+            "corpus ",
+            (report.corpus, "bold"),
+            f": documents {', '.join(parts)}; {report.sections} sections",
+        )
     )
     sources = report.summaries
     if sources:
@@ -705,7 +740,7 @@ def ingest_report(console: Console, report: IngestReport, *, errors: Console) ->
         )
     for item in report.skipped:
         errors.print(
-            f"[yellow]skipped[/] {item['path']}: {item['reason']}", highlight=False
+            Text.assemble(("skipped", "yellow"), f" {item['path']}: {item['reason']}")
         )
 
 
@@ -751,12 +786,15 @@ def corpus_details(console: Console, data: CorpusDetails, *, limit: int = 40) ->
             row.number,
             row.title,
             str(row.chars),
-            row.summary or "[dim](none)[/]",
+            row.summary or Text("(none)", style="dim"),
         )
     console.print(sections)
     if len(data.sections) > limit:
         console.print(
-            f"[dim]... {len(data.sections) - limit} more (use --json for all)[/]"
+            Text(
+                f"... {len(data.sections) - limit} more (use --json for all)",
+                style="dim",
+            )
         )
 
 
@@ -788,7 +826,8 @@ def qa_progress(
 ) -> Iterator[Callable[[str, Any], None]]:
     """Show which stage of checking an answer is running, on stderr."""
     judged = 0
-    with console.status(f"{first}...") as status:
+    # A spinner reads a string as markup: give it Text.
+    with console.status(Text(f"{first}...")) as status:
 
         def update(node: str, change: Any) -> None:
             nonlocal judged
@@ -802,7 +841,7 @@ def qa_progress(
             elif node == "filter_claims":
                 claims = sum(s["claim"] for s in change.get("sentences", []))
                 message = f"{claims} claims; {message}"
-            status.update(f"{message}...")
+            status.update(Text(f"{message}..."))
 
         yield update
 
@@ -1113,11 +1152,11 @@ def question_progress(
     """Show `eval make-questions` as a progress bar on stderr: kept and dropped so far."""
     progress = Progress(
         SpinnerColumn(),
-        TextColumn("writing questions"),
+        _PlainColumn("writing questions"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("[dim]{task.fields[detail]}"),
+        _PlainColumn("{task.fields[detail]}", style="dim"),
         console=console,
     )
     counts = {"kept": 0, "dropped": 0}
@@ -1167,7 +1206,7 @@ def questions_report(console: Console, summary: dict[str, Any]) -> None:
         highlight=False,
     )
     for note in summary["notes"]:
-        console.print(f"[dim]note:[/] {note}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("note:", "dim"), f" {note}"), soft_wrap=True)
 
 
 @contextmanager
@@ -1177,11 +1216,11 @@ def answer_set_progress(
     """Show `ask --questions` as a progress bar."""
     progress = Progress(
         SpinnerColumn(),
-        TextColumn("answering"),
+        _PlainColumn("answering"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("[dim]{task.fields[detail]}"),
+        _PlainColumn("{task.fields[detail]}", style="dim"),
         console=console,
     )
     task = progress.add_task("answers", total=None, detail="")
@@ -1213,7 +1252,7 @@ def judge_eval_report(console: Console, report: dict[str, Any]) -> None:
     from rich import box
 
     console.print(
-        f"{report['pairs']} labelled pairs from corpus {report['corpus']!r} "
+        f"{report['pairs']} labelled pairs from corpus {report['corpus']} "
         f"({', '.join(f'{k} {v}' for k, v in report['labels'].items())}) · "
         f"model {report['model']}",
         highlight=False,

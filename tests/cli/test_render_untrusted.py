@@ -1,0 +1,530 @@
+"""Every render function draws untrusted text as text: no markup, no escape sequence.
+
+Titles, names, ids, section titles, reasons, quotes and model replies are filled with
+random Rich markup (tags, unmatched closing tags, hyperlinks, ``conceal``), ANSI and
+OSC sequences, C1 and bidirectional controls and emoji codes. Each render function
+must not fail, must show the text wherever it shows an ordinary string (its control
+characters as visible escapes), and must give no rendered segment a hyperlink, a
+concealed or a clickable style.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import types
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Literal, Union, get_args, get_origin
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from rich.console import Console
+from rich.segment import Segment
+
+from veriscribe.cli import render
+from veriscribe.cli.terminal import SafeConsole, sanitize
+from veriscribe.results import (
+    AbstractResult,
+    BatchSummary,
+    CheckedAnswer,
+    CorpusDetails,
+    CorpusListing,
+    DoctorReport,
+    EndpointReport,
+    IngestReport,
+    QuestionSetSummary,
+    RunListing,
+    RunSummary,
+    SourceRead,
+)
+from veriscribe.service.batch import BatchProgress
+
+# What input can hold that a terminal or Rich would act on. No newline, tab or
+# underscore: those are laid out or reworded, not interpreted.
+NASTY = [
+    "[/]",
+    "[/INST]",
+    "[/bold]",
+    "[bold red]",
+    "[link=https://evil.example/x]",
+    "[/link]",
+    "[conceal]",
+    "[/conceal]",
+    "[blink]",
+    "[reverse]",
+    "[@click=app.bell]",
+    "[#ff0000]",
+    "\\[",
+    "\\",
+    ":smile:",
+    ":warning:",
+    "{detail}",
+    "%s",
+    "\x1b[2J",
+    "\x1b[31m",
+    "\x1b[8m",
+    "\x1b]8;;https://evil.example/\x1b\\",
+    "\x1b]0;owned\x07",
+    "\x9b31m",
+    "\x9d8;;x\x9c",
+    "\x07",
+    "\x00",
+    "\x7f",
+    "\r",
+    "\u202e",
+    "\u202a",
+    "\u202d",
+    "\u2066",
+    "\u2067",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+    "é",
+    "漢字",
+    "stroke",
+    " ",
+]
+_TAG = st.from_regex(r"\A\[/?[a-z@#][a-z0-9 =:/.#@-]{0,12}\]\Z")
+_WORD = st.text(alphabet="abcXYZ019 []/=:@#\\", max_size=6)
+FRAGMENTS = st.lists(
+    st.one_of(st.sampled_from(NASTY), _TAG, _WORD), min_size=1, max_size=10
+)
+# Delimited, so that one occurrence cannot run into the next.
+UNTRUSTED = FRAGMENTS.map(lambda parts: "⟪" + "".join(parts) + "⟫")
+MARKER = "⟪plain⟫"
+
+WIDTH = 4000
+"""Wide enough that nothing wraps: each occurrence is on one line."""
+
+
+# ----------------------------------------------------------------------- the inputs
+
+
+def fill(kind: Any, text: str) -> Any:
+    """Return a value of type ``kind`` with ``text`` in every string."""
+    origin, args = get_origin(kind), get_args(kind)
+    if kind is str or kind is Any:
+        return text
+    if kind is bool:
+        return True
+    if kind is int:
+        return 3
+    if kind is float:
+        return 1.5
+    if origin is Literal:
+        return args[0]
+    if origin in (Union, types.UnionType):
+        return fill(next(a for a in args if a is not type(None)), text)
+    if origin is list:
+        return [fill(args[0], text)]
+    if origin is dict:
+        return {fill(args[0], text): fill(args[1], text)}
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return kind.model_validate(
+            {
+                name: fill(field.annotation, text)
+                for name, field in kind.model_fields.items()
+            }
+        )
+    raise TypeError(f"no value for {kind!r}")
+
+
+def answer(s: str) -> CheckedAnswer:
+    """Return a checked answer with ``s`` in every string, its funnel counts real."""
+    stages = ("sentences", "claims", "covered", "verbatim", "lenient", "strict")
+    funnel = {stage: 2 for stage in (*stages, "recovered", "not_checked")}
+    return fill(CheckedAnswer, s).model_copy(
+        update={"funnel": funnel, "metrics": {"ccr": 0.5, "scr": None, s: s}}
+    )
+
+
+def eval_abstracts(s: str) -> dict[str, Any]:
+    return {
+        "results": s,
+        "scored": 2,
+        "items": 3,
+        "failed": 1,
+        "metrics": {
+            s: {
+                "n": 2,
+                "mean": 0.5,
+                "human": 0.4,
+                "difference": 0.1,
+                "abs_difference": 0.1,
+                "better": "higher",
+            },
+            "novelty": {"mean": None, "note": s, "better": s},
+        },
+        "comparison": {
+            "a": s,
+            "b": s,
+            "paired": 2,
+            "resamples": 1000,
+            "metrics": {
+                s: {
+                    "test": "raw",
+                    "n": 2,
+                    "a": 0.5,
+                    "b": 0.4,
+                    "mean_difference": 0.1,
+                    "ci_low": -0.1,
+                    "ci_high": 0.3,
+                    "p_value": 0.2,
+                    "significance": s,
+                }
+            },
+        },
+        "against": {"failed": 1, "scored": 1, "items": 2},
+        "excluded": [{"id": s, "reason": s}],
+        "notes": [s],
+        "support": {
+            "model": s,
+            "samples": 3,
+            "evidence_sentences": 5,
+            "calibration": {"sentences": 4, "fully_supported": 3},
+        },
+        "plot": s,
+    }
+
+
+def baseline(s: str) -> dict[str, Any]:
+    return {
+        "baseline": s,
+        "model": s,
+        "written": 2,
+        "failed": 1,
+        "out": s,
+        "truncated": 1,
+        "seconds": 2.0,
+        "usage": {
+            "calls": 2,
+            "cached_calls": 1,
+            "prompt_tokens": 10,
+            "output_tokens": 5,
+        },
+        "failures": [{"source": s, "reason": s}],
+    }
+
+
+def labels(s: str) -> dict[str, Any]:
+    row = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 3}
+    return {
+        s: {"labels": {s: row}, "micro_f1": 0.5, "macro_f1": 0.5, "seconds": 1.0},
+        "sentences": 4,
+        "abstracts": 2,
+        "plot": s,
+    }
+
+
+def retrieval(s: str) -> dict[str, Any]:
+    return {
+        "ks": [1, 3],
+        "corpus": s,
+        "questions": 4,
+        "retrievers": {
+            s: {
+                "hit_rate_at_1": 0.5,
+                "hit_rate_at_3": 0.75,
+                "mean_sections": 2.0,
+                "seconds": 1.0,
+            }
+        },
+        "plot": s,
+    }
+
+
+def eval_qa(s: str) -> dict[str, Any]:
+    funnel = {
+        "sentences": 5,
+        "claims": 4,
+        "covered": 3,
+        "verbatim": 3,
+        "lenient": 2,
+        "strict": 2,
+        "recovered": 1,
+    }
+    return {
+        "results": s,
+        "answers": 2,
+        "not_found": 0,
+        "errors": 0,
+        "citations": 3,
+        "funnel": funnel,
+        "rates": {"vcr": 0.5, "csr_strict": 0.5, "csr_lenient": None},
+        "coverage_by_window": {s: {"rate": 0.5, "verbatim_rate": 0.5}},
+        "tiers": {s: {"count": 2, "share": 0.5}},
+        "verdicts": {s: 2},
+        "shortfalls": {s: 1},
+        "agreement": {
+            "second": s,
+            "pairs": 3,
+            "kappa": 0.5,
+            "observed_agreement": 0.6,
+            "note": s,
+        },
+        "plot": s,
+    }
+
+
+def questions(s: str) -> dict[str, Any]:
+    return {
+        "resumed": False,
+        "reused": False,
+        "kept": 2,
+        "out": s,
+        "dropped": 1,
+        "regenerated": 0,
+        "documents": 1,
+        "corpus": s,
+        "by_style": {s: 2},
+        "dropped_by_reason": {s: 1},
+        "regenerated_by_reason": {s: 1},
+        "eligible_sections": 3,
+        "skipped_sections": {s: 1},
+        "usage": {"calls": 3, "prompt_tokens": 10, "output_tokens": 5},
+        "model": s,
+        "seconds": 1.0,
+        "notes": [s],
+    }
+
+
+def judge(s: str) -> dict[str, Any]:
+    return {
+        "pairs": 3,
+        "corpus": s,
+        "labels": {s: 3},
+        "model": s,
+        "methods": {
+            s: {
+                "roc_auc": 0.7,
+                "accuracy": 0.6,
+                "safe_rate": 0.9,
+                "confusion": {s: {"fully_supported": 2}},
+                "lanes": {s: 1},
+            }
+        },
+    }
+
+
+# ------------------------------------------------------------------ the render calls
+
+
+def abstract_progress(console: Console, s: str) -> None:
+    view = render.AbstractProgress(console, s)
+    view.event("divide", {"groups": {s: [0, 1]}, "fallbacks": [s]})
+    view.event("facet", {"results": [{"name": s, "status": "ok"}]})
+    console.print(view._render())
+
+
+def batch_view(console: Console, s: str) -> None:
+    for stage in ("registering", "working", "stopping"):
+        view = render.BatchView(console)
+        view.progress = BatchProgress(s, total=4, done=1, failed=1, stage=stage)
+        console.print(view._render())
+
+
+def count_progress(console: Console, s: str) -> None:
+    # Its description is the code's own; the counts are numbers.
+    with render.CountProgress(console, "naive baseline") as view:
+        view(1, 2)
+
+
+def ingest_progress(console: Console, s: str) -> None:
+    with render.ingest_progress(console) as update:
+        update(types.SimpleNamespace(stage=s, total=2, done=1, detail=s))
+        update(types.SimpleNamespace(stage="store", total=0, done=0, detail=s))
+
+
+def qa_progress(console: Console, s: str) -> None:
+    with render.qa_progress(console, s) as update:
+        for node in (s, "retrieve", "judge", "filter_claims"):
+            update(node, {})
+
+
+def question_progress(console: Console, s: str) -> None:
+    with render.question_progress(console) as update:
+        update({"question": s}, 2)
+        update({"question": None}, 2)
+
+
+def answer_set_progress(console: Console, s: str) -> None:
+    with render.answer_set_progress(console) as update:
+        update(answer(s), 1, 2)
+
+
+Call = Callable[[Console, str], None]
+
+SHOWS_TEXT: dict[str, Call] = {
+    "error_line": lambda c, s: render.error_line(c, s),
+    "doctor_report": lambda c, s: render.doctor_report(c, fill(DoctorReport, s)),
+    "AbstractProgress": abstract_progress,
+    "abstract_result": lambda c, s: render.abstract_result(c, fill(AbstractResult, s)),
+    "BatchView": batch_view,
+    "batch_line": lambda c, s: render.batch_line(c, fill(BatchSummary, s), errors=c),
+    "batch_summary": lambda c, s: render.batch_summary(c, fill(BatchSummary, s)),
+    "run_details": lambda c, s: render.run_details(c, fill(RunSummary, s)),
+    "endpoints_table": lambda c, s: c.print(
+        render.endpoints_table([fill(EndpointReport, s)])
+    ),
+    "runs_table": lambda c, s: render.runs_table(c, [fill(RunListing, s)]),
+    "abstract_eval_report": lambda c, s: render.abstract_eval_report(
+        c, eval_abstracts(s)
+    ),
+    "baseline_summary": lambda c, s: render.baseline_summary(c, baseline(s)),
+    "ingest_progress": ingest_progress,
+    "ingest_report": lambda c, s: render.ingest_report(
+        c,
+        fill(IngestReport, s).model_copy(
+            update={"skipped": [{"path": s, "reason": s}]}
+        ),
+        errors=c,
+    ),
+    "corpora_table": lambda c, s: render.corpora_table(c, [fill(CorpusListing, s)]),
+    "corpus_details": lambda c, s: render.corpus_details(c, fill(CorpusDetails, s)),
+    "qa_result": lambda c, s: render.qa_result(c, answer(s), errors=c),
+    "chat_banner": lambda c, s: render.chat_banner(c, s, s, 2),
+    "chat_sources": lambda c, s: render.chat_sources(c, [fill(SourceRead, s)]),
+    "chat_goodbye": lambda c, s: render.chat_goodbye(c, s),
+    "label_report": lambda c, s: render.label_report(c, labels(s), (s,)),
+    "retrieval_report": lambda c, s: render.retrieval_report(c, retrieval(s)),
+    "qa_eval_report": lambda c, s: render.qa_eval_report(c, eval_qa(s)),
+    "questions_report": lambda c, s: render.questions_report(c, questions(s)),
+    "answer_set_report": lambda c, s: render.answer_set_report(
+        c, fill(QuestionSetSummary, s)
+    ),
+    "judge_eval_report": lambda c, s: render.judge_eval_report(c, judge(s)),
+}
+"""Render calls that show the untrusted text they are given."""
+
+SHOWS_NO_TEXT: dict[str, Call] = {
+    "CountProgress": count_progress,
+    "qa_progress": qa_progress,
+    "question_progress": question_progress,
+    "answer_set_progress": answer_set_progress,
+}
+"""Render calls that take untrusted text but show none of it once done (live views
+that vanish, or counts): they must still not fail on it."""
+
+NOT_DRAWING = {
+    "print_json",  # JSON on stdout: see test_json_output_escapes_what_a_terminal_acts_on
+    "duration",
+    "batch_status",
+    "compact",
+    "funnel_line",
+    "chat_prompt",
+}
+"""Functions that draw nothing on a console: they format numbers, or write JSON."""
+
+
+# ---------------------------------------------------------------------- the checks
+
+
+def draw(call: Call, text: str) -> tuple[str, list[Segment]]:
+    """Run a render call on a safe console; return its output and its segments."""
+    out = io.StringIO()
+    console = SafeConsole(file=out, width=WIDTH, record=True, color_system=None)
+    call(console, text)
+    return out.getvalue(), list(console._record_buffer)
+
+
+# Rich's Text drops these five outright (the console's strings show them as escapes):
+# either way they do nothing.
+_DROPPED = ("\x07", "\x08", "\x0b", "\x0c", "\r")
+
+
+def visible(text: str) -> str:
+    """Return what a terminal shows of untrusted text, layout (spaces, wraps) left out.
+
+    A table's title and caption wrap at the table's width, wherever the text is.
+    """
+    for char in _DROPPED:
+        text = text.replace(char, "")
+    return "".join(sanitize(text).split())
+
+
+def shown(output: str) -> str:
+    """Return the output in the form :func:`visible` gives."""
+    for char in _DROPPED:
+        output = output.replace(sanitize(char), "")
+    return "".join(output.split())
+
+
+def assert_not_interpreted(output: str, segments: list[Segment]) -> None:
+    for char in ("\x1b", "\x9b", "\x9c", "\x9d", "\x07", "\x00", "\r", "\u202e"):
+        assert char not in output, f"{char!r} reached the terminal"
+    assert "\u2066" not in output and "\u200f" not in output
+    for segment in segments:
+        style = segment.style
+        if style is None or segment.control:
+            continue
+        assert not style.link, f"a hyperlink in {segment.text!r}"
+        assert not style.conceal, f"concealed text {segment.text!r}"
+        assert not style.blink and not style.reverse, f"styled by input: {segment!r}"
+        assert not style.meta, f"a clickable action in {segment.text!r}"
+
+
+def test_every_render_function_is_checked() -> None:
+    drawn = {
+        name
+        for name, value in vars(render).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(value) or inspect.isclass(value))
+        and value.__module__ == render.__name__
+    }
+    checked = set(SHOWS_TEXT) | set(SHOWS_NO_TEXT) | NOT_DRAWING
+    assert drawn - checked == set(), "a render function the fuzz test does not call"
+    assert checked - drawn == set()
+
+
+@cache
+def plain_count(name: str) -> int:
+    """Return how often a render call shows an ordinary string given to it."""
+    output, _ = draw(SHOWS_TEXT[name], MARKER)
+    return output.count(MARKER)
+
+
+@pytest.mark.parametrize("name", sorted(SHOWS_TEXT))
+def test_plain_text_is_shown(name: str) -> None:
+    assert plain_count(name) > 0
+
+
+@pytest.mark.parametrize("name", sorted(SHOWS_TEXT))
+@hypothesis_settings(max_examples=30, deadline=None)
+@given(text=UNTRUSTED)
+def test_untrusted_text_is_shown_as_text(name: str, text: str) -> None:
+    output, segments = draw(SHOWS_TEXT[name], text)
+    assert_not_interpreted(output, segments)
+    # Wherever an ordinary string shows, the untrusted one shows, escapes visible.
+    assert shown(output).count(visible(text)) == plain_count(name), output
+
+
+@pytest.mark.parametrize("name", sorted(SHOWS_NO_TEXT))
+@hypothesis_settings(max_examples=20, deadline=None)
+@given(text=UNTRUSTED)
+def test_untrusted_text_in_live_views_does_not_fail(name: str, text: str) -> None:
+    output, segments = draw(SHOWS_NO_TEXT[name], text)
+    assert_not_interpreted(output, segments)
+
+
+@given(text=UNTRUSTED)
+def test_markup_asked_for_is_still_text(text: str) -> None:
+    out = io.StringIO()
+    console = SafeConsole(file=out, width=WIDTH, color_system=None)
+    console.print(text, markup=True, emoji=True)
+    assert out.getvalue() == sanitize(text) + "\n"
+
+
+def test_the_codes_own_styles_are_kept() -> None:
+    console = SafeConsole(
+        file=io.StringIO(), width=120, record=True, color_system="truecolor"
+    )
+    render.doctor_report(console, fill(DoctorReport, "[bold]x[/]"))
+    styles = {str(s.style) for s in console._record_buffer if s.text == "ok"}
+    assert styles == {"green"}
+    text = console.export_text()
+    assert "round trip: ok" in text and "[bold]x[/]" in text
