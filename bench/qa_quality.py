@@ -1,6 +1,7 @@
 """Cited answers on the cpgQA dev questions: constrained and free citations side by side.
 
-For each configuration (``citations/cite_by/wording``, e.g. ``constrained/id/source``),
+For each configuration (``citations/cite_by/wording[/select]``, e.g.
+``constrained/quote/source/model``; the selection is ``scored`` unless named),
 the first N questions of ``../shared/data/guidelines/cpgqa`` are
 answered with ``ask --questions`` on the same model and retriever (BM25, k = 3) into a
 fresh database, and the results are pooled with ``eval qa``. Printed per mode: claims,
@@ -59,13 +60,14 @@ async def run_mode(
     settings: Settings, config: str, limit: int, model: str, out: Path
 ) -> dict[str, Any]:
     """Answer the questions in one configuration and pool the checked answers."""
-    citations, cite_by, wording = config.split("/")
+    citations, cite_by, wording, *rest = config.split("/")
     options = QAOptions(
         retriever="bm25",
         k=3,
         citations=citations,  # type: ignore[arg-type]
         cite_by=cite_by,  # type: ignore[arg-type]
         wording=wording,  # type: ignore[arg-type]
+        select=rest[0] if rest else "scored",  # type: ignore[arg-type]
     )
     mode = config
     seconds: list[float] = []

@@ -49,6 +49,7 @@ Citations = Literal["constrained", "free"]
 CiteBy = Literal["quote", "id"]
 Wording = Literal["source", "own"]
 JudgeMethod = Literal["scored", "sampled"]
+Selection = Literal["scored", "model"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,14 @@ class QAOptions:
     """Constrained citations name a unit by its text (``quote``) or its id (``id``)."""
     wording: Wording = "source"
     """Constrained answers: ``own``, the model writes each sentence from its quote;
-    ``source``, each sentence is the cited guideline sentence itself, and the model
-    only chooses which ones answer the question."""
+    ``source``, each sentence is the cited guideline sentence itself."""
+    select: Selection = "scored"
+    """Constrained answers: ``scored``, the sentences that answer are chosen by their
+    score against the question (no model call with ``wording="source"``; the model
+    words only the chosen ones with ``own``); ``model``, the model chooses them."""
+    max_sentences: int = 2
+    """Scored selection: sentences chosen by score (list items of a chosen lead-in
+    come on top)."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""

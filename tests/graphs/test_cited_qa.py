@@ -36,7 +36,7 @@ QUESTION = "How is hypertension diagnosed and treated?"
 # These tests drive the graph with the sampled four-way judge, whose votes, rounds and
 # ties they check; the scored judge is tested in test_constrained_answers.py.
 # The model words its sentences: these tests check what is said against quotes.
-SAMPLED = QAOptions(judge_method="sampled", wording="own")
+SAMPLED = QAOptions(judge_method="sampled", wording="own", select="model")
 
 SENT_DIAG = "A diagnosis requires elevated readings on two separate occasions."
 SENT_SODIUM = (
@@ -177,7 +177,9 @@ async def test_majority_of_three_and_extra_rounds_for_a_tie(store: Store) -> Non
     result = await ask(
         store,
         script,
-        options=QAOptions(recover=False, judge_method="sampled", wording="own"),
+        options=QAOptions(
+            recover=False, judge_method="sampled", wording="own", select="model"
+        ),
     )
     claims = by_text(result)
     assert claims[SENT_DIAG]["votes"] == [
@@ -205,7 +207,9 @@ async def test_a_tie_that_never_breaks_takes_the_less_supportive_verdict(
         "contradicted",
     ]
     script = Script(answer=answer, verdicts={"diagnosis": four_ways})
-    options = QAOptions(samples=3, max_samples=4, judge_method="sampled", wording="own")
+    options = QAOptions(
+        samples=3, max_samples=4, judge_method="sampled", wording="own", select="model"
+    )
     result = await ask(store, script, options=options)
     (claim,) = result["claims"]
     assert claim["votes"] == four_ways
@@ -274,7 +278,7 @@ async def test_bm25_retriever_needs_no_retrieve_call(store: Store) -> None:
     result = await ask(
         store,
         script,
-        options=QAOptions(retriever="bm25", k=2, wording="own"),
+        options=QAOptions(retriever="bm25", k=2, wording="own", select="model"),
         question="sodium",
     )
     assert script.calls == ["answer"]

@@ -59,8 +59,10 @@ class Model:
 async def ask(store: Store, model: Model, **options: Any) -> dict[str, Any]:
     llm = scripted_llm(ScriptedChatModel(responder=model), store=store)
     graph = await qa_runner(store)
-    # The model words its sentences unless a test asks for the source's own.
-    opts = QAOptions(retriever="bm25", k=3, **{"wording": "own", **options})
+    # The model chooses and words its sentences unless a test asks otherwise.
+    opts = QAOptions(
+        retriever="bm25", k=3, **{"wording": "own", "select": "model", **options}
+    )
     deps = QADeps(store=store, llm=llm, options=opts)
     return await run_thread(graph, deps, "t", turn_input("ask", CORPUS, QUESTION))
 
@@ -188,6 +190,7 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
             k=1,
             citations=citations,  # type: ignore[arg-type]
             wording="own",
+            select="model",
         )
         deps = QADeps(store=store, llm=llm, options=options)
         result = await run_thread(

@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 import Stemmer
 
-from veriscribe.checks.quotable import quotable_units
+from veriscribe.checks.quotable import quotable_units, quote_text
+from veriscribe.checks.verbatim import check_quote
 from veriscribe.results import Shortfall
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
@@ -293,6 +294,25 @@ def certification_guard(claim: str, source: str) -> str | None:
     if source_rank and said_rank > source_rank:
         return "the claim is stronger than the source"
     return None
+
+
+def self_certifies(text: str, section_text: str) -> bool:
+    """Tell whether a span of a section, cited as a claim of its own, is certified.
+
+    The same checks an answer's claim meets: the quote's source passage (the whole
+    sentences around it) as the verifier finds it, the lexical lane's restatement,
+    and the certification guard, which may refuse even a restatement (a clause of a
+    longer sentence that leaves out its negation).
+    """
+    found = check_quote(text, section_text)
+    around = found.context_span or found.span
+    if around is None:
+        return False
+    source = quote_text(section_text, *around)
+    return (
+        lexical_verdict(text, source) == "fully_supported"
+        and certification_guard(text, source) is None
+    )
 
 
 def _clauses(source: str) -> list[str]:

@@ -33,6 +33,7 @@ from veriscribe.options import (
     JudgeMethod,
     QAOptions,
     Retriever,
+    Selection,
     Wording,
 )
 from veriscribe.service import qa as qa_service
@@ -71,6 +72,24 @@ WordingOpt = Annotated[
         "source, each sentence is the cited guideline sentence itself.",
     ),
 ]
+SelectOpt = Annotated[
+    Selection,
+    choice(
+        "--select",
+        Selection,
+        "Constrained answers: scored, the sentences that answer are chosen by their "
+        "score against the question; model, the model chooses them.",
+    ),
+]
+MaxSentencesOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-sentences",
+        min=1,
+        max=10,
+        help="Scored selection: sentences chosen (a lead-in's list items come on top).",
+    ),
+]
 JudgeMethodOpt = Annotated[
     JudgeMethod,
     choice(
@@ -107,6 +126,8 @@ def qa_options(
     cite_by: CiteBy,
     wording: Wording,
     judge_method: JudgeMethod,
+    select: Selection,
+    max_sentences: int,
 ) -> QAOptions:
     """Return the answer options given on the command line."""
     return QAOptions(
@@ -118,6 +139,8 @@ def qa_options(
         cite_by=cite_by,
         wording=wording,
         judge_method=judge_method,
+        select=select,
+        max_sentences=max_sentences,
     )
 
 
@@ -153,6 +176,8 @@ def ask(
     citations: CitationsOpt = "constrained",
     cite_by: CiteByOpt = "quote",
     wording: WordingOpt = "source",
+    select: SelectOpt = "scored",
+    max_sentences: MaxSentencesOpt = 2,
     judge_method: JudgeMethodOpt = "scored",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
@@ -171,6 +196,8 @@ def ask(
         cite_by=cite_by,
         wording=wording,
         judge_method=judge_method,
+        select=select,
+        max_sentences=max_sentences,
     )
     if question is not None and questions is None:
         present(
@@ -221,6 +248,8 @@ def chat(
     citations: CitationsOpt = "constrained",
     cite_by: CiteByOpt = "quote",
     wording: WordingOpt = "source",
+    select: SelectOpt = "scored",
+    max_sentences: MaxSentencesOpt = 2,
     judge_method: JudgeMethodOpt = "scored",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
@@ -238,6 +267,8 @@ def chat(
         cite_by=cite_by,
         wording=wording,
         judge_method=judge_method,
+        select=select,
+        max_sentences=max_sentences,
     )
     run(chat_loop(settings, corpus, session, options, model))
 

@@ -17,6 +17,7 @@ from veriscribe.checks.markers import (
     split_sentences,
     strip_markers,
 )
+from veriscribe.checks.support import self_certifies
 from veriscribe.errors import StructuredOutputError
 from veriscribe.llm.client import LLM
 from veriscribe.nodes.qa.constrained import (
@@ -41,6 +42,7 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.options import QAOptions
 from veriscribe.prompts import load_prompt
+from veriscribe.retrieval.units import SectionText, Selection, choose_units, score_units
 from veriscribe.store.corpora import SectionRow
 
 MAX_SENTENCES = 6
@@ -221,6 +223,12 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
     rows = await deps.sections(corpus, keys)
     if not rows:
         return {"answer": NOT_FOUND_ANSWER, "not_found": True, "read_set": []}
+    ordered = [rows[key] for key in keys if key in rows]
+    selection = None
+    if options.citations == "constrained" and options.select == "scored":
+        selection = select_units(state["question"], ordered, options.max_sentences)
+        if selection.not_found or options.wording == "source":
+            return scored_answer(state, ordered, selection)
     llm = deps.model()
     by_id = options.citations == "constrained" and options.cite_by == "id"
     name = (
@@ -237,7 +245,6 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             values["example_id"] = next(iter(rows))
         return prompt.render(**values)
 
-    ordered = [rows[key] for key in keys if key in rows]
     chosen, notes = fit_sources(
         llm, build, ordered, options.answer_tokens, numbered=by_id
     )
@@ -254,6 +261,10 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             "notes": [*state.get("notes", []), *notes],
         }
     units = units_of(chosen)
+    if selection is not None:
+        # The model words only the sentences chosen by score.
+        picked = {(u.key, u.text) for u in selection.units}
+        units = SourceUnits(tuple(u for u in units.units if (u.key, u.text) in picked))
     if options.citations == "constrained" and not units.units:
         return {
             **base,
@@ -289,6 +300,59 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
         "answer_sentences": sentences,
         "not_found": not_found,
         "notes": [*state.get("notes", []), *notes],
+    }
+
+
+def select_units(
+    question: str, sections: Sequence[SectionRow], max_sentences: int
+) -> Selection:
+    """Score the quotable units of the sections read and choose those that answer."""
+    texts = [SectionText(s.key, s.title, s.text) for s in sections]
+    by_key = {s.key: s.text for s in sections}
+    return choose_units(
+        score_units(question, texts),
+        max_sentences=max_sentences,
+        # Only a sentence the checker will certify is shown as an answer.
+        admit=lambda unit: self_certifies(unit.text, by_key[unit.key]),
+    )
+
+
+def scored_answer(
+    state: QAState, sections: Sequence[SectionRow], selection: Selection
+) -> dict[str, Any]:
+    """Answer with the chosen units themselves, or say the sections read do not answer.
+
+    Each sentence is a unit of a section read, cited by its own text: nothing is
+    written by a model, and the verifier proves every quote.
+    """
+    read = [section.key for section in sections]
+    base = {"read_set": read, "notes": list(state.get("notes", []))}
+    if selection.not_found:
+        nearest = ", ".join(read[:3]) or "none"
+        base["notes"].append(
+            f"not found: no sentence of the sections read covers enough of the "
+            f"question (best {selection.best_coverage:.2f} of its terms; nearest "
+            f"sections: {nearest})"
+        )
+        return {
+            **base,
+            "answer": NOT_FOUND_ANSWER,
+            "answer_sentences": [],
+            "not_found": True,
+        }
+    sentences = [
+        AnswerSentence(text=unit.text, citations=[citation_ref(unit.key, unit.text)])
+        for unit in selection.units
+    ]
+    base["notes"].append(
+        f"chose {len(sentences)} of {selection.candidates} sentences by their score "
+        "against the question"
+    )
+    return {
+        **base,
+        "answer": render_answer(sentences),
+        "answer_sentences": sentences,
+        "not_found": False,
     }
 
 
