@@ -2,7 +2,8 @@
 
 From the bottom: shared definitions; reading input; the database and the checks;
 the model clients; text algorithms; the labellers and the indexes; measures; the graphs'
-nodes; the graphs; the product's services; the research harness; the command line.
+nodes; the graphs; the product's services; the research harness and the HTTP API; the command
+line.
 So the checks, documents and metrics never reach the nodes, the services or the CLI,
 and no two packages import each other.
 """
@@ -27,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"nodes"},
     {"graphs"},
     {"service"},
-    {"eval"},
+    {"eval", "serve"},
     {"cli"},
 ]
 LAYER = {name: index for index, names in enumerate(LAYERS) for name in names}

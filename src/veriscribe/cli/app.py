@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from veriscribe import service
-from veriscribe.cli import abstracts, answers, corpus, evaluate, render, runs
+from veriscribe.cli import abstracts, answers, corpus, evaluate, render, runs, serve
 from veriscribe.cli.common import (
     BaseUrlOpt,
     DbOpt,
@@ -82,6 +82,7 @@ def doctor(
 # Nameless groups add their commands to the root: `veriscribe abstract`, `ask`, ...
 app.add_typer(abstracts.app)
 app.add_typer(answers.app)
+app.add_typer(serve.app)
 app.add_typer(runs.app, name="runs")
 app.add_typer(corpus.app, name="corpus")
 app.add_typer(evaluate.app, name="eval")

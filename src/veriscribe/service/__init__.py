@@ -4,6 +4,7 @@ from veriscribe.service.abstracts import generate_abstract, run_abstract
 from veriscribe.service.batch import (
     BatchProgress,
     list_runs,
+    register_run,
     resume_run,
     run_batch,
     show_run,
@@ -21,6 +22,6 @@ from veriscribe.service.qa import ChatSession, ask, verify_answer
 
 __all__ = ["generate_abstract", "run_abstract", "doctor", "open_store"]
 __all__ += ["BatchProgress", "run_batch", "resume_run", "list_runs", "show_run"]
-__all__ += ["work_run"]
+__all__ += ["work_run", "register_run"]
 __all__ += ["IngestProgress", "add_corpus", "list_corpora"]
 __all__ += ["show_corpus", "ChatSession", "ask", "verify_answer"]

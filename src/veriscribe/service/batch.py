@@ -713,7 +713,7 @@ def _stop_on_signals(runner: BatchRunner) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
-async def run_batch(
+async def register_run(
     settings: Settings,
     inputs: Sequence[str],
     out: Path,
@@ -722,24 +722,47 @@ async def run_batch(
     run_id: str | None = None,
     concurrency: int | None = None,
     model: str | None = None,
-    on_progress: OnProgress | None = None,
-    handle_signals: bool = True,
-) -> BatchSummary:
-    """Write abstracts for every article of the inputs into ``out``, resumably.
+) -> str:
+    """Record a run (its model, options, inputs and output file) and return its id.
 
-    Running it again with the same arguments (or ``resume_run``) continues the run.
+    Nothing is read or worked on yet: ``run_batch`` with the same arguments (or
+    ``resume_run``, or a ``worker``) does that; ``show_run`` sees the run at once.
 
     Raises:
-        InputError: No input given, or ``out`` holds lines of another run.
+        InputError: No input given.
         ConfigError: ``run_id`` names a run made with another model or options.
     """
+    rid, _ = await _register(
+        settings,
+        inputs,
+        out,
+        options,
+        run_id=run_id,
+        concurrency=concurrency,
+        model=model,
+    )
+    return rid
+
+
+async def _register(
+    settings: Settings,
+    inputs: Sequence[str],
+    out: Path,
+    options: AbstractOptions,
+    *,
+    run_id: str | None,
+    concurrency: int | None,
+    model: str | None,
+    store: Store | None = None,
+) -> tuple[str, RunConfig]:
     if not inputs:
         raise InputError("no input given")
-    spec = parse_spec(model or settings.model)
-    model_text = str(spec)
+    model_text = str(parse_spec(model or settings.model))
     inputs_abs = absolute_inputs(inputs)
     rid = run_id or default_run_id(inputs_abs, options, model_text)
-    async with open_store(settings) as store:
+    async with contextlib.AsyncExitStack() as stack:
+        if store is None:
+            store = await stack.enter_async_context(open_store(settings))
         existing = await runs.get_run(store, rid)
         if existing is not None:
             before = RunConfig.from_dict(existing.config)
@@ -763,7 +786,45 @@ async def run_batch(
             concurrency=limit,
         )
         await runs.ensure_run(store, rid, KIND, config.as_dict())
-        llm = make_llm(spec, batch_settings(settings, limit), store)
+    return rid, config
+
+
+async def run_batch(
+    settings: Settings,
+    inputs: Sequence[str],
+    out: Path,
+    options: AbstractOptions,
+    *,
+    run_id: str | None = None,
+    concurrency: int | None = None,
+    model: str | None = None,
+    on_progress: OnProgress | None = None,
+    handle_signals: bool = True,
+) -> BatchSummary:
+    """Write abstracts for every article of the inputs into ``out``, resumably.
+
+    Running it again with the same arguments (or ``resume_run``) continues the run.
+
+    Raises:
+        InputError: No input given, or ``out`` holds lines of another run.
+        ConfigError: ``run_id`` names a run made with another model or options.
+    """
+    async with open_store(settings) as store:
+        rid, config = await _register(
+            settings,
+            inputs,
+            out,
+            options,
+            run_id=run_id,
+            concurrency=concurrency,
+            model=model,
+            store=store,
+        )
+        llm = make_llm(
+            parse_spec(config.model),
+            batch_settings(settings, config.concurrency),
+            store,
+        )
         runner = BatchRunner(
             store,
             llm,

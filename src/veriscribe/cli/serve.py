@@ -1,0 +1,90 @@
+"""The ``serve`` command: the HTTP API on uvicorn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from veriscribe.cli.common import (
+    BaseUrlOpt,
+    DbOpt,
+    EndpointOpt,
+    EndpointsFileOpt,
+    ModelOpt,
+    guarded,
+    settings_for,
+)
+
+# No name: added to the root, ``serve`` stays a top-level command.
+app = typer.Typer()
+
+
+@app.command()
+def serve(
+    *,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on; any but loopback needs VERISCRIBE_SERVE_TOKEN.",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")
+    ] = 8000,
+    db: DbOpt = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    endpoint: EndpointOpt = None,
+    endpoints_file: EndpointsFileOpt = None,
+    work_slots: Annotated[
+        int,
+        typer.Option(
+            "--work-slots", min=1, help="Answers, checks and ingests run at once."
+        ),
+    ] = 2,
+    queue: Annotated[
+        int,
+        typer.Option(
+            "--queue", min=0, help="More that wait for a slot; beyond them, 429."
+        ),
+    ] = 8,
+    runs: Annotated[
+        int,
+        typer.Option("--runs", min=1, help="Abstract runs working at once."),
+    ] = 2,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", min=1, help="Seconds a request's work may take."),
+    ] = 600.0,
+    work_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--work-dir",
+            help="Uploads and run outputs (default: `serve` beside the database).",
+        ),
+    ] = None,
+) -> None:
+    """Serve answers, checks, corpora and abstract runs as an HTTP API."""
+    # Only this command needs the web stack: other commands start without it.
+    import uvicorn
+
+    from veriscribe.serve import ServeConfig, check_bind, create_app, token_from_env
+
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    if db is not None:
+        settings = settings.with_overrides(db=db)
+    token = token_from_env()
+    guarded(lambda: check_bind(host, token))
+    config = ServeConfig(
+        settings=settings,
+        token=token,
+        work_slots=work_slots,
+        queue=queue,
+        runs=runs,
+        timeout_s=timeout,
+        work_dir=work_dir,
+    )
+    uvicorn.run(create_app(config), host=host, port=port, timeout_graceful_shutdown=30)

@@ -1,0 +1,411 @@
+"""The ASGI application: the product's services over JSON and server-sent events."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from fastapi import FastAPI, File, Form, Request, UploadFile
+from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse
+from starlette.background import BackgroundTask
+
+from veriscribe import __version__, service
+from veriscribe.llm.spec import parse_spec
+from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
+from veriscribe.redaction import redact
+from veriscribe.results import (
+    CheckedAnswer,
+    CorpusDetails,
+    CorpusListing,
+    IngestReport,
+    RunSummary,
+)
+from veriscribe.serve import problems
+from veriscribe.serve.guard import BearerAuth, BodyLimit, Ticket, WorkGate
+from veriscribe.serve.models import (
+    NAME_PATTERN,
+    AnswerRequest,
+    Health,
+    Readiness,
+    RunAccepted,
+    VerifyRequest,
+)
+from veriscribe.service.qa import OnStage
+from veriscribe.settings import Settings, default_data_dir
+from veriscribe.store.db import sqlite_path
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+EVENT_STREAM = "text/event-stream"
+SENT_TEXT_CHARS = 200
+"""Longer text in a stage update is left out of its event (the answer carries it)."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """How the server runs: its settings, token, limits and where uploads go."""
+
+    settings: Settings
+    token: str | None = None
+    work_slots: int = 2
+    """Answers, checks and ingests running at once."""
+    queue: int = 8
+    """More admitted to wait for a slot; beyond them, 429."""
+    runs: int = 2
+    """Abstract runs working in the background at once; beyond them, 429."""
+    timeout_s: float = 600.0
+    """Longest an answer, a check or an ingest may take (504 after)."""
+    retry_after_s: int = 5
+    work_dir: Path | None = None
+    """Uploaded files and run outputs; default: ``serve`` beside a SQLite database,
+    else in the data directory."""
+
+    @property
+    def files(self) -> Path:
+        """Return the directory that holds uploads and run outputs."""
+        if self.work_dir is not None:
+            return self.work_dir
+        db = str(self.settings.db)
+        if "://" in db or db.endswith(":memory:"):
+            return default_data_dir() / "serve"
+        return sqlite_path(db).parent / "serve"
+
+
+@dataclass
+class Server:
+    """What the application's handlers share."""
+
+    config: ServeConfig
+    gate: WorkGate
+    run_gate: WorkGate
+    runs: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    chats: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    @property
+    def settings(self) -> Settings:
+        """Return the settings every service runs with."""
+        return self.config.settings
+
+
+def stage_payload(change: dict[str, Any]) -> dict[str, Any]:
+    """Return a small, JSON-safe digest of a graph step's state update.
+
+    Lists become their lengths (the sections read are named), short scalars stay,
+    anything else is left out: the final ``answer`` event carries the whole result.
+    """
+    digest: dict[str, Any] = {}
+    for key, value in change.items():
+        if key == "read_set" and isinstance(value, list):
+            digest[key] = [str(item) for item in value]
+        elif isinstance(value, list):
+            digest[key] = len(value)
+        elif isinstance(value, bool | int | float) or value is None:
+            digest[key] = value
+        elif isinstance(value, str) and len(value) <= SENT_TEXT_CHARS:
+            digest[key] = redact(value)
+    return digest
+
+
+def safe_name(filename: str | None, fallback: str) -> str:
+    """Return an uploaded file's name with no directory and no unusual character."""
+    name = Path(filename or "").name
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    return name[:120] or fallback
+
+
+async def save_uploads(
+    files: list[UploadFile], where: Callable[[bytes], Path]
+) -> list[Path]:
+    """Write uploaded files to disk, each under the directory ``where`` picks for it."""
+    saved = []
+    for number, upload in enumerate(files, 1):
+        data = await upload.read()
+        folder = where(data)
+        path = folder / safe_name(upload.filename, f"upload-{number}.txt")
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        await asyncio.to_thread(path.write_bytes, data)
+        saved.append(path)
+    return saved
+
+
+def create_app(config: ServeConfig) -> FastAPI:
+    """Return the application serving the product's services with ``config``."""
+    server = Server(
+        config=config,
+        gate=WorkGate(
+            "model work", config.work_slots, config.queue, config.retry_after_s
+        ),
+        run_gate=WorkGate("abstract runs", config.runs, 0, config.retry_after_s),
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Runs stopped here continue from their checkpoints (`runs resume`, `worker`).
+        for task in server.runs.values():
+            task.cancel()
+        await asyncio.gather(*server.runs.values(), return_exceptions=True)
+
+    app = FastAPI(
+        title="veriscribe",
+        version=__version__,
+        summary="Guideline answers and abstracts that a reader can check.",
+        lifespan=lifespan,
+        # The interactive pages load scripts from a CDN; the schema is served alone.
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.server = server
+    problems.install(app)
+    app.add_middleware(BodyLimit, max_bytes=config.settings.max_input_bytes)
+    app.add_middleware(BearerAuth, token=config.token)
+    add_routes(app, server)
+    return app
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": problems.Problem, "description": description}
+    for status, description in {
+        400: "Bad JSON or bad input",
+        401: "Missing or wrong bearer token",
+        404: "Unknown corpus or run",
+        413: "Body larger than the input limit",
+        422: "Invalid request",
+        429: "Too much work in progress (see Retry-After)",
+        503: "Model backend or database unavailable",
+    }.items()
+}
+
+
+def add_routes(app: FastAPI, server: Server) -> None:
+    """Add the API's endpoints to ``app``."""
+    settings = server.settings
+    timeout_s = server.config.timeout_s
+
+    async def within_limits(ticket: Ticket, work: Awaitable[T]) -> T:
+        async with ticket, asyncio.timeout(timeout_s):
+            return await work
+
+    async def answer(body: AnswerRequest, on_stage: OnStage | None) -> CheckedAnswer:
+        options = body.options()
+        if body.session is None:
+            return await service.ask(
+                settings, body.corpus, body.question, options=options, on_stage=on_stage
+            )
+        # Two turns of one chat at once would write over each other's history.
+        key = f"{body.corpus}:{body.session}"
+        lock = server.chats.setdefault(key, asyncio.Lock())
+        try:
+            async with (
+                lock,
+                service.ChatSession.open(
+                    settings, body.corpus, session_id=body.session, options=options
+                ) as chat,
+            ):
+                return await chat.ask(body.question, on_stage=on_stage)
+        finally:
+            if not lock.locked():
+                server.chats.pop(key, None)
+
+    async def stream(
+        body: AnswerRequest, ticket: Ticket
+    ) -> AsyncIterator[dict[str, str]]:
+        events: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
+
+        def on_stage(node: str, change: dict[str, Any]) -> None:
+            data = {"stage": node, "update": stage_payload(change)}
+            events.put_nowait({"event": "stage", "data": json.dumps(data)})
+
+        task = asyncio.create_task(within_limits(ticket, answer(body, on_stage)))
+        task.add_done_callback(lambda _: events.put_nowait(None))
+        try:
+            while (event := await events.get()) is not None:
+                yield event
+            try:
+                result = task.result()
+            except Exception as exc:  # sent to the client as its last event
+                failure, _ = problems.problem_of(exc)
+                yield {"event": "error", "data": failure.model_dump_json()}
+                return
+            yield {"event": "answer", "data": result.model_dump_json()}
+        finally:
+            if not task.done():
+                task.cancel()  # the client left: the thread keeps its checkpoint
+                await asyncio.gather(task, return_exceptions=True)
+            ticket.release()
+
+    @app.get("/healthz", tags=["probes"])
+    async def healthz() -> Health:
+        """Tell that the server is up."""
+        return Health(version=__version__)
+
+    @app.get("/readyz", tags=["probes"], responses={503: ERRORS[503]})
+    async def readyz() -> Readiness:
+        """Tell whether the database answers and the model SPEC is usable."""
+        spec = parse_spec(settings.model)
+        async with service.open_store(settings) as store:
+            await store.fetchone("SELECT 1")
+        return Readiness(database="ok", model=str(spec))
+
+    @app.post(
+        "/v1/answers",
+        response_model=CheckedAnswer,
+        tags=["answers"],
+        responses={
+            200: {
+                "description": "The checked answer (the JSON of `ask --json`); with "
+                "`Accept: text/event-stream`, a `stage` event after each step of the "
+                "graph and a last `answer` event (or `error`, problem details).",
+                "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
+            },
+            **ERRORS,
+        },
+    )
+    async def post_answer(body: AnswerRequest, request: Request) -> Any:
+        """Answer a question from a corpus with checked verbatim citations."""
+        ticket = server.gate.ticket()
+        if EVENT_STREAM in request.headers.get("accept", ""):
+            return EventSourceResponse(
+                stream(body, ticket), background=BackgroundTask(ticket.release)
+            )
+        return await within_limits(ticket, answer(body, None))
+
+    @app.post("/v1/verify", tags=["answers"], responses=ERRORS)
+    async def post_verify(body: VerifyRequest) -> CheckedAnswer:
+        """Check an answer that carries citation markers, as `verify` does."""
+        ticket = server.gate.ticket()
+        work = service.verify_answer(
+            body.answer,
+            corpus=body.corpus,
+            question=body.question,
+            k=body.k,
+            judge=body.judge,
+            all_claims=body.all_claims,
+            judge_method=body.judge_method,
+            read_set=body.read_set,
+            settings=settings,
+        )
+        return await within_limits(ticket, work)
+
+    @app.get("/v1/corpora", tags=["corpora"], responses=ERRORS)
+    async def get_corpora() -> list[CorpusListing]:
+        """List corpora with their sizes."""
+        return await service.list_corpora(settings)
+
+    @app.get("/v1/corpora/{name}", tags=["corpora"], responses=ERRORS)
+    async def get_corpus(
+        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+    ) -> CorpusDetails:
+        """Show a corpus's documents and sections."""
+        return await service.show_corpus(settings, name)
+
+    @app.post("/v1/corpora/{name}/documents", tags=["corpora"], responses=ERRORS)
+    async def post_documents(
+        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+        files: Annotated[list[UploadFile], File(description="Guideline documents.")],
+    ) -> IngestReport:
+        """Add guideline documents to a corpus (created if new), as `corpus add`."""
+        ticket = server.gate.ticket()
+        folder = server.config.files / "corpora" / name
+        try:
+            paths = await save_uploads(files, lambda _: folder)
+        except BaseException:
+            ticket.release()
+            raise
+        return await within_limits(ticket, service.add_corpus(settings, name, paths))
+
+    @app.post(
+        "/v1/abstracts",
+        status_code=202,
+        response_model=RunAccepted,
+        tags=["abstracts"],
+        responses=ERRORS,
+    )
+    async def post_abstracts(
+        files: Annotated[
+            list[UploadFile],
+            File(description="Articles: JATS XML, JSON lines, text or Markdown."),
+        ],
+        split: Annotated[Split, Form()] = "fs",
+        prompt: Annotated[PromptFamily, Form()] = "own",
+        entities: Annotated[int, Form(ge=0)] = 0,
+        lean: Annotated[bool, Form()] = True,
+        labeller: Annotated[LabellerKind, Form()] = "auto",
+        copy_limit: Annotated[int, Form(ge=0)] = 4,
+    ) -> JSONResponse:
+        """Start an abstract run over uploaded articles; its id comes back at once.
+
+        The run lives in the same store as `batch` (`runs show`, `worker` and `runs
+        resume` see it); uploading the same articles with the same options names the
+        same run.
+        """
+        options = AbstractOptions(
+            split=split,
+            prompt=prompt,
+            entities=entities,
+            lean=lean,
+            labeller=labeller,
+            copy_limit=copy_limit,
+        )
+        contents = [await upload.read() for upload in files]
+        for upload in files:
+            await upload.seek(0)
+        digests = sorted(hashlib.sha256(data).hexdigest() for data in contents)
+        blob = json.dumps([digests, asdict(options), settings.model], sort_keys=True)
+        run_id = "api-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+        accepted = RunAccepted(
+            run_id=run_id,
+            status="running",
+            articles=[],
+            location=f"/v1/runs/{run_id}",
+        )
+        if run_id in server.runs:
+            return JSONResponse(accepted.model_dump(), status_code=202)
+        ticket = server.run_gate.ticket()
+        try:
+            articles = server.config.files / "articles"
+            paths = await save_uploads(
+                files, lambda data: articles / hashlib.sha256(data).hexdigest()[:16]
+            )
+            inputs = [str(path) for path in paths]
+            out = server.config.files / "runs" / f"{run_id}.jsonl"
+            await asyncio.to_thread(out.parent.mkdir, parents=True, exist_ok=True)
+            await service.register_run(settings, inputs, out, options, run_id=run_id)
+        except BaseException:
+            ticket.release()
+            raise
+
+        async def work() -> None:
+            try:
+                await service.run_batch(
+                    settings, inputs, out, options, run_id=run_id, handle_signals=False
+                )
+            except Exception as exc:  # the run's record keeps its state
+                failure, _ = problems.problem_of(exc)
+                log.warning("abstract run %s stopped: %s", run_id, failure.detail)
+            finally:
+                ticket.release()
+                server.runs.pop(run_id, None)
+
+        server.runs[run_id] = asyncio.create_task(work())
+        accepted.status = "started"
+        accepted.articles = [path.name for path in paths]
+        return JSONResponse(accepted.model_dump(), status_code=202)
+
+    @app.get("/v1/runs/{run_id}", tags=["abstracts"], responses=ERRORS)
+    async def get_run(run_id: str) -> RunSummary:
+        """Show a run: counts, timings, tokens, and every failure with its reason."""
+        return await service.show_run(settings, run_id)
