@@ -18,6 +18,7 @@ from qa_helpers import GUIDELINE
 from veriscribe import service
 from veriscribe.cli.app import app as cli_app
 from veriscribe.errors import ConfigError
+from veriscribe.options import AbstractOptions
 from veriscribe.serve import ServeConfig, check_bind, create_app
 from veriscribe.serve.guard import TOKEN_ENV
 from veriscribe.settings import Settings
@@ -210,10 +211,20 @@ async def test_answer_streams_stages_then_the_answer(
     assert names[-1] == "answer" and set(names[:-1]) == {"stage"}
     stages = [json.loads(data)["stage"] for _, data in events[:-1]]
     assert stages[0] == "retrieve" and stages[-1] == "present"
-    first = json.loads(events[0][1])
-    assert first["update"]["read_set"]
+    updates = {
+        stage: update
+        for stage, update in (
+            (data["stage"], data["update"])
+            for data in (json.loads(raw) for _, raw in events[:-1])
+        )
+    }
+    assert updates["retrieve"]["read_set"]
+    assert updates["answer"]["sentences"][0]["text"]
+    assert {"sentence", "verdict"} <= set(updates["judge"]["judgements"][0])
     final = json.loads(events[-1][1])
     assert final["question"] == QUESTION and final["claims"]
+    statuses = [claim["status"] for claim in updates["present"]["claims"]]
+    assert statuses == [claim["status"] for claim in final["claims"]]
     assert app.state.server.gate.admitted == 0
 
 
@@ -471,3 +482,73 @@ def test_serve_refuses_a_public_address_without_a_token(
     )
     assert result.exit_code == 1
     assert TOKEN_ENV in result.stderr and "refusing" in result.stderr
+
+
+async def test_concurrent_answers_all_succeed(tmp_path: Path, corpus: str) -> None:
+    app = make_app(tmp_path, work_slots=3, queue=10)
+    questions = [
+        QUESTION,
+        "How much sodium per day?",
+        "Which drugs are first-line?",
+        "When should treatment start?",
+        "Is home monitoring useful?",
+        "What is a normal reading?",
+    ]
+    async with client_of(app) as http:
+        replies = await asyncio.gather(
+            *(
+                http.post(
+                    "/v1/answers",
+                    json={"question": q, "corpus": corpus, "retriever": "bm25"},
+                    headers={"Accept": "text/event-stream"} if n % 2 else {},
+                )
+                for n, q in enumerate(questions)
+            )
+        )
+    assert [r.status_code for r in replies] == [200] * len(questions)
+    for n, reply in enumerate(replies):
+        answer = json.loads(sse_events(reply.text)[-1][1]) if n % 2 else reply.json()
+        assert answer["question"] == questions[n]
+    assert app.state.server.gate.admitted == 0
+
+
+async def test_run_events_stream_progress_until_the_run_ends(tmp_path: Path) -> None:
+    app = make_app(tmp_path, poll_s=0.05)
+    files = {"files": ("walking.md", ARTICLE.encode(), "text/markdown")}
+    async with app.router.lifespan_context(app), client_of(app) as http:
+        started = await http.post("/v1/abstracts", files=files)
+        run_id = started.json()["run_id"]
+        streamed = await http.get(
+            f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"}
+        )
+        assert_problem(await http.get("/v1/runs/run-0/events"), 404)
+    assert streamed.status_code == 200
+    events = sse_events(streamed.text)
+    assert [name for name, _ in events][-1] == "run"
+    assert {name for name, _ in events[:-1]} == {"progress"}
+    last = json.loads(events[-1][1])
+    assert last["run_id"] == run_id and last["status"] == "finished"
+    assert last["done"] == 1
+
+
+async def test_a_restarted_server_finishes_the_runs_it_started(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(model="sim")
+    article = tmp_path / "walking.md"
+    article.write_text(ARTICLE)
+    out = tmp_path / "runs" / "api-left.jsonl"
+    out.parent.mkdir()
+    # Registered by a server that stopped before working on it.
+    await service.register_run(
+        settings, [str(article)], out, AbstractOptions(), run_id="api-left"
+    )
+    assert (await service.show_run(settings, "api-left")).status == "pending"
+    app = make_app(tmp_path)
+    async with app.router.lifespan_context(app), client_of(app) as http:
+        task = app.state.server.runs["api-left"]
+        await asyncio.wait_for(asyncio.shield(task), 120)
+        summary = (await http.get("/v1/runs/api-left")).json()
+    assert summary["status"] == "finished" and summary["done"] == 1
+    text = await asyncio.to_thread(out.read_text, "utf-8")
+    assert len(text.splitlines()) == 1

@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EVENT_STREAM = "text/event-stream"
+RUN_PREFIX = "api-"
+"""Names the abstract runs started through the API (resumed when the server starts)."""
+PROGRESS_FIELDS = ("status", "total", "pending", "running", "done", "failed")
 SENT_TEXT_CHARS = 200
 """Longer text in a stage update is left out of its event (the answer carries it)."""
 
@@ -68,6 +72,10 @@ class ServeConfig:
     timeout_s: float = 600.0
     """Longest an answer, a check or an ingest may take (504 after)."""
     retry_after_s: int = 5
+    poll_s: float = 1.0
+    """How often a run's event stream looks at its progress."""
+    resume_runs: bool = True
+    """At start, continue the abstract runs of this API that no process finished."""
     work_dir: Path | None = None
     """Uploaded files and run outputs; default: ``serve`` beside a SQLite database,
     else in the data directory."""
@@ -98,24 +106,104 @@ class Server:
         """Return the settings every service runs with."""
         return self.config.settings
 
+    def start_run(
+        self,
+        run_id: str,
+        ticket: Ticket,
+        work: Callable[[], Awaitable[object]],
+    ) -> None:
+        """Work on an abstract run in the background, holding ``ticket`` until done."""
+
+        async def background() -> None:
+            try:
+                await work()
+            except Exception as exc:  # the run's record keeps its state
+                failure, _ = problems.problem_of(exc)
+                log.warning("abstract run %s stopped: %s", run_id, failure.detail)
+            finally:
+                ticket.release()
+                self.runs.pop(run_id, None)
+
+        self.runs[run_id] = asyncio.create_task(background())
+
+    async def continue_run(self, run_id: str, *, local: bool) -> object:
+        """Resume a run from its inputs (``local``), else work on it as a worker."""
+        if local:
+            return await service.resume_run(self.settings, run_id, handle_signals=False)
+        return await service.work_run(self.settings, run_id, handle_signals=False)
+
+    async def resume_runs(self) -> list[str]:
+        """Continue the runs this API started that no process finished.
+
+        A run whose uploads are on this machine is resumed from them; one started
+        elsewhere is worked on from the articles in the database, as ``worker`` does.
+        """
+        resumed = []
+        for run in await service.list_runs(self.settings):
+            if not run.run_id.startswith(RUN_PREFIX) or run.status == "finished":
+                continue
+            if run.status == "running" or run.run_id in self.runs:
+                continue  # a live worker has it
+            try:
+                ticket = self.run_gate.ticket()
+            except problems.Busy:
+                log.warning("abstract run %s left for later: too many runs", run.run_id)
+                continue
+            inputs = run.inputs or []
+            local = bool(inputs) and await asyncio.to_thread(all_exist, inputs)
+            work = partial(self.continue_run, run.run_id, local=local)
+            self.start_run(run.run_id, ticket, work)
+            resumed.append(run.run_id)
+        return resumed
+
+
+PICKED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "answer_sentences": ("sentences", ("text",)),
+    "claims": ("claims", ("sentence", "status")),
+    "judgements": ("judgements", ("sentence", "verdict")),
+}
+"""Lists of a stage's update sent item by item: the event's key and each item's fields."""
+
 
 def stage_payload(change: dict[str, Any]) -> dict[str, Any]:
     """Return a small, JSON-safe digest of a graph step's state update.
 
-    Lists become their lengths (the sections read are named), short scalars stay,
-    anything else is left out: the final ``answer`` event carries the whole result.
+    The sections read, the answer's sentences, and each claim's status and verdict
+    as it is decided are sent; other lists become their lengths, short scalars stay,
+    and anything else is left out: the final ``answer`` event carries the whole result.
     """
     digest: dict[str, Any] = {}
     for key, value in change.items():
         if key == "read_set" and isinstance(value, list):
             digest[key] = [str(item) for item in value]
+        elif key in PICKED and isinstance(value, list):
+            name, fields = PICKED[key]
+            digest[name] = [
+                {field: _safe(item.get(field)) for field in fields}
+                for item in value
+                if isinstance(item, dict)
+            ]
         elif isinstance(value, list):
             digest[key] = len(value)
-        elif isinstance(value, bool | int | float) or value is None:
-            digest[key] = value
-        elif isinstance(value, str) and len(value) <= SENT_TEXT_CHARS:
-            digest[key] = redact(value)
+        elif isinstance(value, str) and len(value) > SENT_TEXT_CHARS:
+            continue
+        elif isinstance(value, str | bool | int | float) or value is None:
+            digest[key] = _safe(value)
     return digest
+
+
+def _safe(value: Any) -> Any:
+    """Return a scalar as it is, text redacted, anything else as text."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    return redact(str(value))
+
+
+def all_exist(paths: list[str]) -> bool:
+    """Tell whether every one of the paths exists on this machine."""
+    return all(Path(path).exists() for path in paths)
 
 
 def safe_name(filename: str | None, fallback: str) -> str:
@@ -152,6 +240,8 @@ def create_app(config: ServeConfig) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if config.resume_runs:
+            await server.resume_runs()
         yield
         # Runs stopped here continue from their checkpoints (`runs resume`, `worker`).
         for task in server.runs.values():
@@ -365,7 +455,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
             await upload.seek(0)
         digests = sorted(hashlib.sha256(data).hexdigest() for data in contents)
         blob = json.dumps([digests, asdict(options), settings.model], sort_keys=True)
-        run_id = "api-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+        run_id = RUN_PREFIX + hashlib.sha256(blob.encode()).hexdigest()[:12]
         accepted = RunAccepted(
             run_id=run_id,
             status="running",
@@ -388,19 +478,13 @@ def add_routes(app: FastAPI, server: Server) -> None:
             ticket.release()
             raise
 
-        async def work() -> None:
-            try:
-                await service.run_batch(
-                    settings, inputs, out, options, run_id=run_id, handle_signals=False
-                )
-            except Exception as exc:  # the run's record keeps its state
-                failure, _ = problems.problem_of(exc)
-                log.warning("abstract run %s stopped: %s", run_id, failure.detail)
-            finally:
-                ticket.release()
-                server.runs.pop(run_id, None)
-
-        server.runs[run_id] = asyncio.create_task(work())
+        server.start_run(
+            run_id,
+            ticket,
+            lambda: service.run_batch(
+                settings, inputs, out, options, run_id=run_id, handle_signals=False
+            ),
+        )
         accepted.status = "started"
         accepted.articles = [path.name for path in paths]
         return JSONResponse(accepted.model_dump(), status_code=202)
@@ -409,3 +493,37 @@ def add_routes(app: FastAPI, server: Server) -> None:
     async def get_run(run_id: str) -> RunSummary:
         """Show a run: counts, timings, tokens, and every failure with its reason."""
         return await service.show_run(settings, run_id)
+
+    @app.get(
+        "/v1/runs/{run_id}/events",
+        tags=["abstracts"],
+        response_class=EventSourceResponse,
+        responses={
+            200: {
+                "description": "A `progress` event whenever the run's counts change, "
+                "and a last `run` event with its summary once no process works on it.",
+                "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
+            },
+            **ERRORS,
+        },
+    )
+    async def get_run_events(run_id: str) -> EventSourceResponse:
+        """Stream a run's progress until it is finished or nothing works on it."""
+        first = await service.show_run(settings, run_id)
+        return EventSourceResponse(run_events(run_id, first))
+
+    async def run_events(
+        run_id: str, summary: RunSummary
+    ) -> AsyncIterator[dict[str, str]]:
+        last: dict[str, Any] = {}
+        while True:
+            progress = {name: getattr(summary, name) for name in PROGRESS_FIELDS}
+            if progress != last:
+                yield {"event": "progress", "data": json.dumps(progress)}
+                last = progress
+            idle = summary.status != "running" and run_id not in server.runs
+            if summary.status == "finished" or idle:
+                yield {"event": "run", "data": summary.model_dump_json()}
+                return
+            await asyncio.sleep(server.config.poll_s)
+            summary = await service.show_run(settings, run_id)
