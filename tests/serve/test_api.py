@@ -219,7 +219,8 @@ async def test_answer_streams_stages_then_the_answer(
         )
     }
     assert updates["retrieve"]["read_set"]
-    assert updates["answer"]["sentences"][0]["text"]
+    assert updates["answer"]["answer_sentences"][0]["text"]
+    assert updates["filter_claims"]["sentences"][0]["claim"] in (True, False)
     assert {"sentence", "verdict"} <= set(updates["judge"]["judgements"][0])
     final = json.loads(events[-1][1])
     assert final["question"] == QUESTION and final["claims"]

@@ -158,7 +158,8 @@ class Server:
 
 
 PICKED: dict[str, tuple[str, tuple[str, ...]]] = {
-    "answer_sentences": ("sentences", ("text",)),
+    "answer_sentences": ("answer_sentences", ("text",)),
+    "sentences": ("sentences", ("claim",)),
     "claims": ("claims", ("sentence", "status")),
     "judgements": ("judgements", ("sentence", "verdict")),
 }
