@@ -304,6 +304,7 @@ async def test_abstract_run_in_the_background_is_seen_by_runs_show(
     # The same articles and options name the same run.
     again = await client.post("/v1/abstracts", files=files, data={"split": "sh"})
     assert again.json()["run_id"] == run_id
+    assert again.json()["status"] == "finished"
 
 
 async def test_abstract_options_are_validated(client: httpx.AsyncClient) -> None:
@@ -553,3 +554,37 @@ async def test_a_restarted_server_finishes_the_runs_it_started(
     assert summary["status"] == "finished" and summary["done"] == 1
     text = await asyncio.to_thread(out.read_text, "utf-8")
     assert len(text.splitlines()) == 1
+
+
+async def test_a_request_cancelled_in_the_queue_gives_its_place_back(
+    tmp_path: Path, corpus: str
+) -> None:
+    app = make_app(tmp_path, work_slots=1, queue=1)
+    gate = app.state.server.gate
+    async with gate.ticket(), client_of(app) as http:
+        waiting = asyncio.create_task(
+            http.post("/v1/answers", json={"question": QUESTION, "corpus": corpus})
+        )
+        await asyncio.sleep(0.3)
+        assert gate.admitted == 2
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        assert gate.admitted == 1
+    assert gate.admitted == 0
+
+
+async def test_turns_of_one_chat_run_one_at_a_time(
+    app: FastAPI, client: httpx.AsyncClient, corpus: str
+) -> None:
+    turn = {"corpus": corpus, "session": "bed-7", "retriever": "bm25"}
+    questions = [QUESTION, "How much sodium per day?", "Which drugs are first-line?"]
+    replies = await asyncio.gather(
+        *(client.post("/v1/answers", json={**turn, "question": q}) for q in questions)
+    )
+    assert [r.status_code for r in replies] == [200, 200, 200]
+    async with service.ChatSession.open(
+        Settings(model="sim"), corpus, session_id="bed-7"
+    ) as chat:
+        history = await chat.history()
+    assert sorted(t["question"] for t in history) == sorted(questions)
+    assert app.state.server.chats == {}

@@ -21,6 +21,7 @@ from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from veriscribe import __version__, service
+from veriscribe.errors import NotFound
 from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 from veriscribe.redaction import redact
@@ -92,6 +93,14 @@ class ServeConfig:
 
 
 @dataclass
+class ChatLock:
+    """One chat's turns, one at a time: two at once would write over each other."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+@dataclass
 class Server:
     """What the application's handlers share."""
 
@@ -99,7 +108,7 @@ class Server:
     gate: WorkGate
     run_gate: WorkGate
     runs: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
-    chats: dict[str, asyncio.Lock] = field(default_factory=dict)
+    chats: dict[str, ChatLock] = field(default_factory=dict)
 
     @property
     def settings(self) -> Settings:
@@ -286,9 +295,10 @@ def add_routes(app: FastAPI, server: Server) -> None:
     settings = server.settings
     timeout_s = server.config.timeout_s
 
-    async def within_limits(ticket: Ticket, work: Awaitable[T]) -> T:
+    async def within_limits(ticket: Ticket, work: Callable[[], Awaitable[T]]) -> T:
+        # The work starts only once it has a slot, and has timeout_s from then on.
         async with ticket, asyncio.timeout(timeout_s):
-            return await work
+            return await work()
 
     async def answer(body: AnswerRequest, on_stage: OnStage | None) -> CheckedAnswer:
         options = body.options()
@@ -298,17 +308,19 @@ def add_routes(app: FastAPI, server: Server) -> None:
             )
         # Two turns of one chat at once would write over each other's history.
         key = f"{body.corpus}:{body.session}"
-        lock = server.chats.setdefault(key, asyncio.Lock())
+        chat_lock = server.chats.setdefault(key, ChatLock())
+        chat_lock.users += 1
         try:
             async with (
-                lock,
+                chat_lock.lock,
                 service.ChatSession.open(
                     settings, body.corpus, session_id=body.session, options=options
                 ) as chat,
             ):
                 return await chat.ask(body.question, on_stage=on_stage)
         finally:
-            if not lock.locked():
+            chat_lock.users -= 1
+            if not chat_lock.users:
                 server.chats.pop(key, None)
 
     async def stream(
@@ -320,7 +332,9 @@ def add_routes(app: FastAPI, server: Server) -> None:
             data = {"stage": node, "update": stage_payload(change)}
             events.put_nowait({"event": "stage", "data": json.dumps(data)})
 
-        task = asyncio.create_task(within_limits(ticket, answer(body, on_stage)))
+        task = asyncio.create_task(
+            within_limits(ticket, partial(answer, body, on_stage))
+        )
         task.add_done_callback(lambda _: events.put_nowait(None))
         try:
             while (event := await events.get()) is not None:
@@ -372,13 +386,14 @@ def add_routes(app: FastAPI, server: Server) -> None:
             return EventSourceResponse(
                 stream(body, ticket), background=BackgroundTask(ticket.release)
             )
-        return await within_limits(ticket, answer(body, None))
+        return await within_limits(ticket, partial(answer, body, None))
 
     @app.post("/v1/verify", tags=["answers"], responses=ERRORS)
     async def post_verify(body: VerifyRequest) -> CheckedAnswer:
         """Check an answer that carries citation markers, as `verify` does."""
         ticket = server.gate.ticket()
-        work = service.verify_answer(
+        work = partial(
+            service.verify_answer,
             body.answer,
             corpus=body.corpus,
             question=body.question,
@@ -416,7 +431,9 @@ def add_routes(app: FastAPI, server: Server) -> None:
         except BaseException:
             ticket.release()
             raise
-        return await within_limits(ticket, service.add_corpus(settings, name, paths))
+        return await within_limits(
+            ticket, partial(service.add_corpus, settings, name, paths)
+        )
 
     @app.post(
         "/v1/abstracts",
@@ -465,6 +482,9 @@ def add_routes(app: FastAPI, server: Server) -> None:
         )
         if run_id in server.runs:
             return JSONResponse(accepted.model_dump(), status_code=202)
+        if await run_status(run_id) == "finished":
+            accepted.status = "finished"  # nothing to do: its results are in
+            return JSONResponse(accepted.model_dump(), status_code=202)
         ticket = server.run_gate.ticket()
         try:
             articles = server.config.files / "articles"
@@ -489,6 +509,12 @@ def add_routes(app: FastAPI, server: Server) -> None:
         accepted.status = "started"
         accepted.articles = [path.name for path in paths]
         return JSONResponse(accepted.model_dump(), status_code=202)
+
+    async def run_status(run_id: str) -> str | None:
+        try:
+            return (await service.show_run(settings, run_id)).status
+        except NotFound:
+            return None
 
     @app.get("/v1/runs/{run_id}", tags=["abstracts"], responses=ERRORS)
     async def get_run(run_id: str) -> RunSummary:

@@ -133,7 +133,11 @@ class Ticket:
         self.released = False
 
     async def __aenter__(self) -> Ticket:
-        await self.gate.slots.acquire()
+        try:
+            await self.gate.slots.acquire()
+        except BaseException:  # cancelled while queued: the place is free again
+            self.release()
+            raise
         return self
 
     async def __aexit__(

@@ -105,6 +105,8 @@ class RunAccepted(BaseModel):
     """An abstract run registered; it works in the background."""
 
     run_id: str
-    status: str = Field(description="`started`, or `running` if it already was.")
+    status: str = Field(
+        description="`started`; `running` or `finished` if the same run already was."
+    )
     articles: list[str] = Field(description="The files uploaded, as stored.")
     location: str = Field(description="Where its progress is: GET this path.")
