@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from loopback import echoing_401
 from stores import rows
+from veriscribe import serve as serve_api
 from veriscribe import service
 from veriscribe.cli.app import app
 from veriscribe.cli.failure import error_log_path
@@ -127,6 +128,7 @@ def commands(tmp: Path) -> dict[str, tuple[list[str], Any, str]]:
         ),
         "eval labels": (["eval", "labels", str(results)], labels, "eval_labels"),
         "eval judge": (["eval", "judge", "--corpus", "c1"], judge_eval, "eval_judge"),
+        "serve": (["serve", "--model", "sim"], serve_api, "create_app"),
     }
 
 
@@ -155,6 +157,7 @@ COMMANDS = [
     "eval make-questions",
     "eval labels",
     "eval judge",
+    "serve",
 ]
 
 

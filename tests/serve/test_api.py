@@ -145,6 +145,18 @@ async def test_readyz_is_503_when_the_model_spec_is_unusable(tmp_path: Path) -> 
     assert "unknown model SPEC" in body["detail"]
 
 
+async def test_readyz_is_503_when_the_database_does_not_answer(
+    tmp_path: Path,
+) -> None:
+    dsn = "postgresql://vs:pw-not-to-show@127.0.0.1:9/veriscribe"
+    app = make_app(tmp_path, settings=Settings(model="sim", db=dsn))
+    async with client_of(app) as http:
+        body = assert_problem(await http.get("/readyz"), 503)
+        assert (await http.get("/healthz")).status_code == 200
+    assert "does not answer" in body["detail"]
+    assert "pw-not-to-show" not in body["detail"]
+
+
 # ------------------------------------------------------------------------- corpora
 
 

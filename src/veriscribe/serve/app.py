@@ -21,7 +21,7 @@ from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from veriscribe import __version__, service
-from veriscribe.errors import NotFound
+from veriscribe.errors import NotFound, VeriscribeError
 from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 from veriscribe.redaction import redact
@@ -357,12 +357,22 @@ def add_routes(app: FastAPI, server: Server) -> None:
         """Tell that the server is up."""
         return Health(version=__version__)
 
-    @app.get("/readyz", tags=["probes"], responses={503: ERRORS[503]})
-    async def readyz() -> Readiness:
+    @app.get(
+        "/readyz",
+        tags=["probes"],
+        response_model=Readiness,
+        responses={503: ERRORS[503]},
+    )
+    async def readyz() -> Any:
         """Tell whether the database answers and the model SPEC is usable."""
         spec = parse_spec(settings.model)
-        async with service.open_store(settings) as store:
-            await store.fetchone("SELECT 1")
+        try:
+            async with asyncio.timeout(10), service.open_store(settings) as store:
+                await store.fetchone("SELECT 1")
+        except Exception as exc:  # whatever the driver raised: not ready
+            reason = exc.user_message if isinstance(exc, VeriscribeError) else str(exc)
+            detail = f"the database does not answer: {reason or type(exc).__name__}"
+            return problems.respond(problems.problem(503, detail, kind="not-ready"))
         return Readiness(database="ok", model=str(spec))
 
     @app.post(
