@@ -600,3 +600,16 @@ async def test_turns_of_one_chat_run_one_at_a_time(
         history = await chat.history()
     assert sorted(t["question"] for t in history) == sorted(questions)
     assert app.state.server.chats == {}
+
+
+async def test_work_over_the_time_limit_is_504(tmp_path: Path, corpus: str) -> None:
+    slow = Settings(model="sim:latency=3")
+    app = make_app(tmp_path, settings=slow, timeout_s=0.5)
+    async with client_of(app) as http:
+        started = time.monotonic()
+        response = await http.post(
+            "/v1/answers", json={"question": QUESTION, "corpus": corpus}
+        )
+    assert time.monotonic() - started < 2.5
+    assert "longer than" in assert_problem(response, 504)["detail"]
+    assert app.state.server.gate.admitted == 0
