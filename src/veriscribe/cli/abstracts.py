@@ -27,6 +27,7 @@ from veriscribe.cli.common import (
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present, present_batch
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
+from veriscribe.store.files import write_atomically
 
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
@@ -134,7 +135,7 @@ def abstract(
             + "\n"
         )
         try:
-            out.write_text(text, "utf-8")
+            write_atomically(out, [text])
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror or exc}")
 

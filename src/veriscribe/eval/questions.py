@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
 from veriscribe.store import corpora
+from veriscribe.store.files import write_atomically
 
 __all__ = ["make_questions", "parse_styles"]
 
@@ -81,14 +81,10 @@ def output_record(corpus: str, item: QuestionItem, model: str) -> dict[str, Any]
 
 
 def _write(path: Path, lines: Sequence[dict[str, Any]]) -> None:
-    partial = path.with_name(path.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        partial.replace(path)
+        write_atomically(
+            path, (json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        )
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from exc
 

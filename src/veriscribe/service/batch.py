@@ -410,6 +410,19 @@ class BatchRunner:
                     await flush()
         await flush()
 
+    async def check_output(self) -> None:
+        """Refuse an output file that is not this run's (see ``ResultsFile.scan``).
+
+        Raises:
+            InputError: The file holds something else, or cannot be read.
+        """
+        try:
+            await asyncio.to_thread(self.results.scan)
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {self.results.path}: {exc.strerror or exc}"
+            ) from exc
+
     async def sync_output(self) -> SyncReport:
         """Repair the output file from the database (see ``ResultsFile.sync``).
 
@@ -601,6 +614,8 @@ class BatchRunner:
     async def _run(self) -> BatchSummary:
         self.progress.stage = "registering"
         self._report()
+        # Refuse an --out file that is not this run's before reading any input.
+        await self.check_output()
         if self.registers:
             await self.register()
         await runs.reclaim(self.store, self.run_id, self.lease_s)
