@@ -610,8 +610,17 @@ def calls_in(db: Path) -> int:
 def wait_for_first_call(
     proc: subprocess.Popen[bytes], db: Path, baseline: int
 ) -> float:
-    """Return when the process made its first model call (or ended without one)."""
-    while proc.poll() is None and calls_in(db) <= baseline:
+    """Return when the process made its first model call (or ended without one).
+
+    A process that makes none within ``RUN_TIMEOUT_S`` (a hung input walk) is given up
+    on; waiting for it to end then kills it.
+    """
+    deadline = time.perf_counter() + RUN_TIMEOUT_S
+    while (
+        proc.poll() is None
+        and calls_in(db) <= baseline
+        and time.perf_counter() < deadline
+    ):
         time.sleep(POLL_S)
     return time.perf_counter()
 
