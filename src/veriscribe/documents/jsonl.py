@@ -23,3 +23,5 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise InputError(f"{path}:{number}: JSON nested too deeply") from None
