@@ -3,7 +3,9 @@
 Each trial takes one of the long commands, in turn: ``batch``, ``corpus add``, ``ask
 --questions FILE --out FILE`` and ``eval make-questions``, on small development inputs
 (a few PCD articles, a slice of the cpgQA passages and an NGC guideline, a handful of
-cpgQA questions) and the simulated model failing a share of its calls
+cpgQA questions; a small guideline whose sentences hold double quotes, backslashes,
+control characters, markup and a very long sentence rides along in both corpora, with a
+question about it) and the simulated model failing a share of its calls
 (``sim:latency=L,fail=F,seed=S``: timeouts, 5xx errors, invalid JSON, empty replies).
 Every run gets a fresh database (``VERISCRIBE_DB``); ``ask`` and ``make-questions`` start
 from a copy of one holding the cpgQA slice as corpus ``cpg``.
@@ -686,8 +688,11 @@ def prepare(
     ][:questions]
     question_file = root / "questions.jsonl"
     question_file.write_text("\n".join(asked) + "\n", "utf-8")
+    quotes = quotes_guideline(root / "quotes.md")
+    with question_file.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(QUOTES_QUESTION) + "\n")
     tree = link_loop_tree(root / "tree")
-    guides = tuple(DATA / "guidelines" / "ngc" / name for name in guidelines)
+    guides = (*(DATA / "guidelines" / "ngc" / name for name in guidelines), quotes)
     corpus_db = root / "corpus.sqlite"
     if corpus:
         env = dict(os.environ, VERISCRIBE_DB=str(corpus_db))
@@ -695,13 +700,48 @@ def prepare(
         # Added once by a model that never fails: every trial starts from this corpus.
         subprocess.run(
             [python, "-m", "veriscribe.cli.app", "corpus", "add", CORPUS,
-             str(passage_file), "--model", "sim", "--json"],
+             str(passage_file), str(quotes), "--model", "sim", "--json"],
             env=env, check=True, capture_output=True, timeout=RUN_TIMEOUT_S,
         )  # fmt: skip
     return Inputs(
         root, article_file, (passage_file, *guides), question_file, corpus_db,
         n_questions, tree,
     )  # fmt: skip
+
+
+QUOTES_QUESTION = {
+    "id": "quotes-1",
+    "question": "Where are the definitions of the recommendation grades found?",
+    "answer": 'at the end of the "Major Recommendations" field',
+    "doc_id": "quotes",
+    "section_id": "grades",
+}
+
+
+def quotes_guideline(path: Path) -> Path:
+    """Write a guideline whose sentences hold what a grammar or a terminal must escape.
+
+    Double quotes and backslashes (a quote enum once made a grammar llama.cpp could
+    not parse, and the process died), control characters, Rich markup, non-ASCII
+    text and one very long sentence: every one must come through ingest, answers and
+    resumes as it went in.
+    """
+    long_sentence = "Record " + ", ".join(
+        f'the "reading {n}" at C:\\logs\\{n}' for n in range(60)
+    )
+    path.write_text(
+        "# Quoted guidance\n\n"
+        "## Grades\n\n"
+        'The definitions of these grades can be found at the end of the "Major '
+        'Recommendations" field. Store them under C:\\guidelines\\grades as '
+        '"Grade A\\B".\n\n'
+        "## Odd characters\n\n"
+        "Offer the \u03b2-blocker at \u2265 5 mg \u2014 never with [bold]markup[/bold] "
+        "or [/INST] tags.\x07 A tab\there and a form feed\x0c there are kept.\n\n"
+        f"## Long\n\n{long_sentence}.\n",
+        "utf-8",
+    )
+    return path
 
 
 def link_loop_tree(tree: Path) -> Path:
