@@ -366,7 +366,12 @@ async def ask_questions(
             continue
         hit = any(is_hit(item["gold"], key) for key in result.read_set)
         line = QuestionSetAnswer(
-            **dict(result), id=item["id"], gold_section=item["gold"], gold_read=hit
+            **dict(result),
+            id=item["id"],
+            gold_section=item["gold"],
+            gold_read=hit,
+            gold_answer=item["answer"],
+            answerable=item["answerable"],
         )
         fields = line.model_dump(mode="json")
         first = {"id": fields.pop("id"), "gold_section": fields.pop("gold_section")}
