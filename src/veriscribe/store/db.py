@@ -72,6 +72,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from veriscribe.errors import ConfigError
+from veriscribe.redaction import redact
 from veriscribe.store.dialect import Dialect
 from veriscribe.store.migrations import MIGRATIONS, Migration
 
@@ -89,8 +90,6 @@ Params = Sequence[Any] | Mapping[str, Any]
 T = TypeVar("T")
 
 _DSN = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
-_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
 
 
 def is_dsn(target: str | Path) -> bool:
@@ -99,8 +98,8 @@ def is_dsn(target: str | Path) -> bool:
 
 
 def shown_target(target: str | Path) -> str:
-    """Return a database setting fit to print: a DSN's password is hidden."""
-    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", str(target)))
+    """Return a database setting fit to print: a DSN's password and keys are hidden."""
+    return redact(str(target))
 
 
 def sqlite_path(target: str | Path) -> Path:
