@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from veriscribe.errors import ConfigError
 from veriscribe.redaction import REDACTED, redact, secrets_in
 from veriscribe.store.db import shown_target
 
@@ -81,3 +82,9 @@ def test_a_shown_database_hides_its_password_in_both_dsn_forms() -> None:
     assert SECRET not in shown_target(f"postgresql://u:{SECRET}@h/v")
     assert SECRET not in shown_target(f"postgresql://u@h/v?password={SECRET}")
     assert SECRET not in shown_target(f"host=h password={SECRET}")
+
+
+def test_an_error_of_the_project_never_holds_a_secret() -> None:
+    error = ConfigError(f"cannot use http://u:{SECRET}@h/v1?token=tk-0123456")
+    assert SECRET not in error.user_message and SECRET not in str(error)
+    assert "tk-0123456" not in error.user_message
