@@ -9,12 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 from typer.testing import CliRunner
 
 from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app
 from veriscribe.llm.fake_server import FakeServer
+from veriscribe.store.connect import open_database
+from veriscribe.store.db import is_dsn
 
 runner = CliRunner()
 
@@ -110,3 +113,27 @@ def test_a_key_in_the_base_urls_query_is_never_stored_nor_shown(
     for endpoint, detail in logged:
         assert endpoint.endswith("/v1?api-token=[REDACTED]")
         assert "tok-s3cret" not in endpoint and "tok-s3cret" not in (detail or "")
+
+
+def test_a_keyword_dsn_names_a_server_never_a_file_named_after_its_password(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    dsn = "host=127.0.0.1 port=1 dbname=v user=u password=pw-s3cret connect_timeout=2"
+    result = runner.invoke(app, ["--db", dsn, "runs", "list"])
+    assert result.exit_code == 1
+    assert "cannot reach the database host=127.0.0.1 port=1" in result.stderr
+    assert "password=[REDACTED]" in result.stderr
+    assert "pw-s3cret" not in result.output
+    assert not any("s3cret" in p.name for p in tmp_path.rglob("*"))
+
+
+def test_a_keyword_dsn_opens_the_server_database(pg_dsn: str) -> None:
+    keywords = " ".join(f"{k}={v}" for k, v in conninfo_to_dict(pg_dsn).items())
+    assert is_dsn(keywords) and not is_dsn(Path(keywords))
+
+    async def tables() -> list[str]:
+        async with await open_database(keywords) as store:
+            return await store.applied_migrations()
+
+    assert asyncio.run(tables())

@@ -32,7 +32,7 @@ from veriscribe.cli.terminal import sanitize
 from veriscribe.errors import VeriscribeError
 from veriscribe.redaction import redact
 from veriscribe.settings import Settings, default_data_dir
-from veriscribe.store.db import sqlite_path
+from veriscribe.store.db import is_dsn, sqlite_path
 
 ERROR_LOG_NAME = "veriscribe-errors.log"
 LOG_MAX_BYTES = 1_000_000
@@ -66,7 +66,7 @@ def error_log_path(db: str | Path | None = None) -> Path:
             db = Settings().db
         except ValueError:  # bad settings: reported by the command itself
             return default_data_dir() / ERROR_LOG_NAME
-    if "://" in str(db):
+    if is_dsn(db) or "://" in str(db):
         return default_data_dir() / ERROR_LOG_NAME
     return sqlite_path(db).parent / ERROR_LOG_NAME
 
