@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 REDACTED = "[REDACTED]"
@@ -40,55 +41,75 @@ _MIN_GIVEN_CHARS = 3
 # (sslpassword, client_secret, apiKey, api-token); short ones only as a whole part
 # between separators (x-api-key, pwd, auth), so that "keyword" or "passage_id" stay.
 # "tokens" is a count (max_tokens), not a token.
-_NAME_CHAR = r"[A-Za-z0-9_.\-]"
-_SECRET_PARAM = (
-    rf"(?:{_NAME_CHAR}*(?:password|passwd|passphrase|secret|api_?key|credential"
-    rf"|token(?![A-Za-z])){_NAME_CHAR}*"
-    rf"|(?:{_NAME_CHAR}*[-_.])?(?:key|pwd|pass|auth|authorization|signature|sig)"
-    rf"(?:[-_.]{_NAME_CHAR}*)?)"
+_SECRET_NAME_PARTS = re.compile(
+    r"(?i).*(?:password|passwd|passphrase|secret|api_?key|credential"
+    r"|token(?![a-z])).*"
+    r"|(?:.*[-_.])?(?:key|pwd|pass|auth|authorization|signature|sig)(?:[-_.].*)?"
 )
+# A parameter's name, taken whole (possessively: no backtracking into it, so a long
+# run of name characters costs one pass) and checked against the words after.
+_NAME = r"(?P<name>[A-Za-z0-9_.\-]{1,100}+)"
 # Where a keyword (not query) parameter may start: after no name character and no
 # query separator (those are the query pattern's, whose values end at '&').
 _KEYWORD_START = r"(?<![A-Za-z0-9_.\-%?&;])"
 _QUOTED = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
-# Each pattern's group ``keep`` stays, its group ``secret`` is replaced.
-_BEARER = re.compile(
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """Where one kind of secret sits in a text."""
+
+    find: re.Pattern[str]
+    """Finds the secret (its group ``secret``), or a parameter's name (``name``)."""
+    value: re.Pattern[str] | None = None
+    """A parameter's value after ``find``: the secret, when the name is a secret's."""
+
+
+# Every pattern below is linear in the text: names and schemes are taken
+# possessively, and a value is only read after a name that says it is a secret.
+_BEARER = _Rule(
     # Authorization headers and bearer tokens, wherever a library printed them.
-    r"(?i)\b(?P<keep>(?:bearer|basic)\s+)(?P<secret>[A-Za-z0-9._~+/=-]{6,})"
+    re.compile(r"(?i)\b(?:bearer|basic)\s+(?P<secret>[A-Za-z0-9._~+/=-]{6,})")
 )
-_USERINFO = re.compile(
+_USERINFO = _Rule(
     # Credentials in URLs: scheme://user:password@host (the password may hold '@').
-    r"(?i)\b(?P<keep>[a-z][a-z0-9+.-]*://)(?P<secret>[^\s/?#@:]*:[^\s/?#]*)@"
+    re.compile(
+        r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://"
+        r"(?P<secret>[^\s/?#@:]*+:[^\s/?#]*)@"
+    )
 )
-_ENCODED_USERINFO = re.compile(
+_ENCODED_USERINFO = _Rule(
     # The same, percent-encoded inside another URL: http%3A%2F%2Fuser%3Apw%40host
-    r"(?i)(?P<keep>%3A%2F%2F)(?P<secret>(?:(?!%2F|%3F|%23|%40)[^\s/?#&])*"
-    r"%3A(?:(?!%2F|%3F|%23|%40)[^\s/?#&])*)%40"
+    re.compile(
+        r"(?i)%3A%2F%2F(?P<secret>(?:(?!%2F|%3F|%23|%40|%3A)[^\s/?#&])*+"
+        r"%3A(?:(?!%2F|%3F|%23)[^\s/?#&])*)%40"
+    )
 )
-_QUERY_PARAM = re.compile(
+_QUERY_PARAM = _Rule(
     # A secret parameter in a query string: its value ends at '&', '#' or a quote.
-    rf"(?i)(?P<keep>(?:[?&;]|(?<=%26)|(?<=%3[Ff])){_SECRET_PARAM}(?:=|%3D))"
-    rf"(?P<secret>(?:(?!%26)[^\s&#'\"])+)"
+    re.compile(rf"(?i)(?:[?&;]|(?<=%26)|(?<=%3[Ff])){_NAME}(?:=|%3D)"),
+    re.compile(r"(?:(?!%26)[^\s&#'\"])+"),
 )
-_KEYWORD_PARAM = re.compile(
+_KEYWORD_PARAM = _Rule(
     # A secret keyword of a libpq DSN (password=... host=...) or of any other
     # key=value text: quoted, or up to the next blank (backslash escapes included).
-    rf"(?i)(?P<keep>{_KEYWORD_START}{_SECRET_PARAM}\s*(?:=|%3D)\s*)"
-    rf"(?P<secret>{_QUOTED}|(?:\\.|[^\s\\])+)"
+    re.compile(rf"(?i){_KEYWORD_START}{_NAME}\s*(?:=|%3D)\s*"),
+    re.compile(rf"{_QUOTED}|(?:\\.|[^\s\\])+"),
 )
-_QUOTED_PAIR = re.compile(
+_QUOTED_PAIR = _Rule(
     # A JSON or repr pair: "api_key": "value"
-    rf"(?i)(?P<keep>([\"']){_SECRET_PARAM}\2\s*:\s*)(?P<secret>{_QUOTED})"
+    re.compile(rf"(?P<q>[\"']){_NAME}(?P=q)\s*:\s*"),
+    re.compile(_QUOTED),
 )
-_BAD_ESCAPE = re.compile(
+_BAD_ESCAPE = _Rule(
     # libpq quotes a DSN part with a bad percent escape back whole: the password.
-    r"(?i)(?P<keep>percent-encoded (?:token|value): )(?P<secret>\"[^\"]*\")"
+    re.compile(r"(?i)percent-encoded (?:token|value): (?P<secret>\"[^\"]*\")")
 )
-_OPENAI_KEY = re.compile(
+_OPENAI_KEY = _Rule(
     # OpenAI-style keys, even when they did not come from this environment.
-    r"(?P<keep>)(?P<secret>\bsk-[A-Za-z0-9_-]{20,})"
+    re.compile(r"(?P<secret>\bsk-[A-Za-z0-9_-]{20,})")
 )
-_PATTERNS = (
+_RULES = (
     _BEARER,
     _USERINFO,
     _ENCODED_USERINFO,
@@ -122,12 +143,12 @@ def remember_secrets_in(text: str) -> None:
 def secrets_in(text: str) -> list[str]:
     """Return the secret values that :func:`redact` hides in ``text``, decoded too."""
     found: set[str] = set()
-    for pattern in _PATTERNS:
-        for match in pattern.finditer(text):
-            value = match.group("secret")
-            if pattern is _ENCODED_USERINFO:
+    for rule in _RULES:
+        for begin, end in _secret_spans(rule, text):
+            value = text[begin:end]
+            if rule is _ENCODED_USERINFO:
                 value = unquote(value)
-            if pattern in (_USERINFO, _ENCODED_USERINFO):
+            if rule in (_USERINFO, _ENCODED_USERINFO):
                 value = value.partition(":")[2]  # the password, not the user name
             value = _unquoted(value)
             found |= {value, unquote(value)}
@@ -161,12 +182,40 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def _hide(match: re.Match[str]) -> str:
-    secret = match.group("secret")
-    # A quoted value keeps its quotes, so the text around it still reads (and parses).
+def _secret_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
+    """Yield where the rule's secrets are in ``text``, left to right, none overlapping.
+
+    A parameter whose name is no secret's ("host=...") is passed over by its name
+    only, so that a secret in its value ("next=token=...") is still found.
+    """
+    at = 0
+    while (match := rule.find.search(text, at)) is not None:
+        if rule.value is None:
+            yield match.span("secret")
+            at = max(match.end(), match.start() + 1)
+        elif not _SECRET_NAME_PARTS.fullmatch(match.group("name")):
+            at = match.end("name")
+        elif (value := rule.value.match(text, match.end())) is not None:
+            yield value.span()
+            at = value.end()
+        else:
+            at = match.end()
+
+
+def _hidden(secret: str) -> str:
+    """Return what replaces a secret: a quoted one keeps its quotes."""
+    # With its quotes kept, the text around it still reads (and parses).
     quote_char = secret[0] if _unquoted(secret) != secret else ""
-    rest = match.string[match.end("secret") : match.end()]
-    return f"{match.group('keep')}{quote_char}{REDACTED}{quote_char}{rest}"
+    return f"{quote_char}{REDACTED}{quote_char}"
+
+
+def _sub(rule: _Rule, text: str) -> str:
+    parts: list[str] = []
+    done = 0
+    for begin, end in _secret_spans(rule, text):
+        parts += [text[done:begin], _hidden(text[begin:end])]
+        done = end
+    return "".join(parts) + text[done:]
 
 
 def redact(
@@ -188,6 +237,6 @@ def redact(
     known = {*secret_values(environ), *(form for v in given for form in _forms(v))}
     for value in sorted(known, key=len, reverse=True):
         text = text.replace(value, REDACTED)
-    for pattern in _PATTERNS:
-        text = pattern.sub(_hide, text)
+    for rule in _RULES:
+        text = _sub(rule, text)
     return text

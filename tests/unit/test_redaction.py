@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from veriscribe.errors import ConfigError
@@ -88,3 +90,15 @@ def test_an_error_of_the_project_never_holds_a_secret() -> None:
     error = ConfigError(f"cannot use http://u:{SECRET}@h/v1?token=tk-0123456")
     assert SECRET not in error.user_message and SECRET not in str(error)
     assert "tk-0123456" not in error.user_message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a=" * 50_000, "a-" * 50_000, " token_" * 20_000, "http://" * 20_000]
+    + ["%3A%2F%2F" + "a%3A" * 20_000, '"token": "' * 10_000],
+)
+def test_redaction_is_linear_on_hostile_text(text: str) -> None:
+    # Each took minutes when a pattern backtracked over the rest of the text.
+    started = time.perf_counter()
+    redact(text, {})
+    assert time.perf_counter() - started < 5
