@@ -23,6 +23,7 @@ from veriscribe.cli.common import (
     QuietOpt,
     RunIdArg,
     choice,
+    log_beside,
     settings_for,
 )
 from veriscribe.cli.failure import fail
@@ -213,6 +214,7 @@ def worker(
     """Work on an existing run beside other workers; no input files needed."""
     settings = settings_for(None, base_url, endpoint, endpoints_file)
     if db is not None:
+        log_beside(db)
         settings = settings.with_overrides(db=db)
     present_batch(
         lambda on_progress: service.work_run(

@@ -22,9 +22,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from xml.etree.ElementTree import Element
 
+from veriscribe.documents.jsonl import raw_lines
 from veriscribe.documents.limits import check_size, over_limit
 from veriscribe.documents.safexml import parse_xml
 from veriscribe.documents.tree import (
@@ -270,15 +271,17 @@ def read_articles(
         known = ", ".join(sorted(ARTICLE_SUFFIXES))
         raise InputError(f"{path}: unknown kind of file (expected one of {known})")
     try:
-        if suffix not in JSONL_SUFFIXES:
-            check_size(path, path.stat().st_size, max_bytes)
+        if suffix in JSONL_SUFFIXES:
+            # Streamed: the limit is per record, and the file may be any size.
+            with path.open("rb") as stream:
+                yield from read_jsonl(stream, path, max_bytes=max_bytes)
+            return
+        check_size(path, path.stat().st_size, max_bytes)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
     if suffix in XML_SUFFIXES:
         yield read_jats(data, path)
-    elif suffix in JSONL_SUFFIXES:
-        yield from read_jsonl(data, path, max_bytes=max_bytes)
     else:
         yield read_text(data, path)
 
@@ -488,26 +491,26 @@ class _BadItem(ValueError):
 
 
 def read_jsonl(
-    data: bytes, path: Path, *, max_bytes: int | None = None
+    stream: IO[bytes], path: Path, *, max_bytes: int | None = None
 ) -> Iterator[Article | ReadFailure]:
     """Yield one article or failure per non-blank line of a JSON-lines dataset.
 
-    A line longer than ``max_bytes`` is a failure, not parsed.
+    The stream is read line by line: a line longer than ``max_bytes`` is a failure,
+    skipped without ever being held whole.
 
     Raises:
         InputError: The file has no non-blank line.
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     seen = False
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
+    for record in raw_lines(stream, max_bytes):
+        number, raw = record.number, record.data
+        if raw is not None and not raw.strip():
             continue
         seen = True
         source = f"{path}:{number}"
         fallback_id = f"{path.stem}:{number}"
-        too_large = over_limit(len(raw), max_bytes)
-        if too_large is not None:
+        too_large = over_limit(record.size, max_bytes)
+        if too_large is not None or raw is None:
             yield ReadFailure(fallback_id, source, f"record of {too_large}")
             continue
         try:

@@ -514,10 +514,10 @@ class LLM:
             output_tokens=output_tokens,
             latency_s=latency,
             outcome=outcome,
-            detail=None if detail is None else redact(detail),
+            detail=detail,
             run_id=run_id,
             thread_id=thread_id,
-            endpoint=redact(endpoint) if endpoint else None,
+            endpoint=endpoint or None,
         )
 
 

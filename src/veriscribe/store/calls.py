@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from veriscribe.redaction import redact
 from veriscribe.results import Usage
 from veriscribe.store.db import Row, Store
 
@@ -70,7 +71,14 @@ async def run_calls(store: Store, run_id: str) -> list[Row]:
 
 
 async def log_call(store: Store, **fields: Any) -> None:
-    """Record one model call (model, prompt id, tokens, latency, outcome)."""
+    """Record one model call (model, prompt id, tokens, latency, outcome).
+
+    The endpoint and the failure detail are redacted: a URL may carry a key or a
+    password, and a server may echo the key it refused.
+    """
+    for name in ("endpoint", "detail"):
+        if fields.get(name):
+            fields[name] = redact(str(fields[name]))
     fields.setdefault("at", time.time())
     columns = ", ".join(fields)
     marks = ", ".join("?" for _ in fields)
