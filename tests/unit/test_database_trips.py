@@ -13,7 +13,10 @@ from typing import Any
 
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from pydantic import BaseModel
 
+from fakes import ScriptedChatModel, scripted_llm
+from veriscribe.store import calls
 from veriscribe.store.connect import open_database
 from veriscribe.store.sqlite import SqliteStore
 
@@ -82,3 +85,26 @@ async def test_the_checkpointer_saves_what_the_stock_saver_saves_in_one_trip_eac
     # Three writes, three reads: one trip each (the stock saver takes 3 or 4 a write).
     assert seen["ours"][6:] == (3, 3)
     assert seen["stock"][6] > 3
+
+
+class _Summary(BaseModel):
+    summary: str
+
+
+async def test_an_answered_call_is_logged_and_cached_in_one_trip(
+    tmp_path: Path,
+) -> None:
+    store = await _sqlite(tmp_path / "db.sqlite")
+    try:
+        chat = ScriptedChatModel(script=['{"summary": "a"}'])
+        llm = scripted_llm(chat, store=store, cache=True)
+        trips = _count_trips(store)
+        first = await llm.json("facet", "summarise", _Summary)
+        # The cache lookup, then the log row and the reply together.
+        assert len(trips) == 2
+        again = await llm.json("facet", "summarise", _Summary)
+        assert first.value == again.value and again.usage.cached_calls == 1
+        assert await calls.call_counts(store) == {"ok": 1, "cached": 1}
+        assert await store.fetchone("SELECT COUNT(*) FROM llm_cache") == (1,)
+    finally:
+        await store.close()
