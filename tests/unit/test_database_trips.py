@@ -7,17 +7,22 @@ the rows and results it had when it took more.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from fakes import ScriptedChatModel, scripted_llm
+from veriscribe.graphs.runner import GraphRunner
 from veriscribe.store import calls
 from veriscribe.store.connect import open_database
+from veriscribe.store.db import Store
 from veriscribe.store.sqlite import SqliteStore
 
 
@@ -106,5 +111,49 @@ async def test_an_answered_call_is_logged_and_cached_in_one_trip(
         assert first.value == again.value and again.usage.cached_calls == 1
         assert await calls.call_counts(store) == {"ok": 1, "cached": 1}
         assert await store.fetchone("SELECT COUNT(*) FROM llm_cache") == (1,)
+    finally:
+        await store.close()
+
+
+class _Counter(TypedDict, total=False):
+    steps: Annotated[list[str], operator.add]
+    done: bool
+
+
+def _graph() -> StateGraph[_Counter, None]:
+    graph = StateGraph(_Counter)
+    graph.add_node("one", lambda state: {"steps": ["one"]})
+    graph.add_node("two", lambda state: {"steps": ["two"], "done": True})
+    graph.add_edge(START, "one")
+    graph.add_edge("one", "two")
+    graph.add_edge("two", END)
+    return graph
+
+
+async def test_a_thread_run_takes_its_final_state_from_the_stream(
+    tmp_path: Path,
+) -> None:
+    store: Store = await open_database(tmp_path / "db.sqlite")
+    try:
+        runner = await GraphRunner.open(_graph(), store, max_concurrency=2)
+        reads: list[str] = []
+        get_state = runner.graph.aget_state
+
+        async def counted(config: Any, **kwargs: Any) -> Any:
+            reads.append(config["configurable"]["thread_id"])
+            return await get_state(config, **kwargs)
+
+        runner.graph.aget_state = counted  # type: ignore[method-assign]
+        updates: list[str] = []
+        run = await runner.run(
+            "t", {"steps": []}, None, on_update=lambda node, _: updates.append(node)
+        )
+        assert run.values == {"steps": ["one", "two"], "done": True}
+        assert run.values == dict((await get_state(runner.config("t"))).values)
+        assert updates == ["one", "two"]
+        # Only the look at the thread before it runs; none after.
+        assert reads == ["t"]
+        again = await runner.run("t", {"steps": []}, None)
+        assert again.reused and again.values == run.values
     finally:
         await store.close()
