@@ -49,9 +49,10 @@ Every query in veriscribe follows these rules; this is the one place that states
    transaction to protect.
 5. **The LangGraph checkpointer** (:meth:`Store.checkpointer`) is the one other user
    of a connection. On SQLite it shares ``Store.conn`` and keeps its own rules (its own
-   lock, cursors closed with ``async with``, ``commit()`` after each write); rule 4
-   keeps its ``commit()`` from ever landing inside one of our transactions. On
-   PostgreSQL it has an async connection of its own. Nothing else touches them.
+   lock; each read, and each write with its ``commit()``, one job on the connection's
+   thread, see :mod:`veriscribe.store.sqlite_saver`); rule 4 keeps its ``commit()``
+   from ever landing inside one of our transactions. On PostgreSQL it has an async
+   connection of its own. Nothing else touches them.
 
 Several processes (batch workers, a chat) may open the same database. SQLite: WAL lets
 readers and one writer proceed together, and the busy timeout waits out short write
