@@ -3,7 +3,9 @@
 Each trial takes one of the long commands, in turn: ``batch``, ``corpus add``, ``ask
 --questions FILE --out FILE`` and ``eval make-questions``, on small development inputs
 (a few PCD articles, a slice of the cpgQA passages and an NGC guideline, a handful of
-cpgQA questions) and the simulated model failing a share of its calls
+cpgQA questions; a small guideline whose sentences hold double quotes, backslashes,
+control characters, markup and a very long sentence rides along in both corpora, with a
+question about it) and the simulated model failing a share of its calls
 (``sim:latency=L,fail=F,seed=S``: timeouts, 5xx errors, invalid JSON, empty replies).
 Every run gets a fresh database (``VERISCRIBE_DB``); ``ask`` and ``make-questions`` start
 from a copy of one holding the cpgQA slice as corpus ``cpg``.
@@ -17,6 +19,15 @@ from a copy of one holding the cpgQA slice as corpus ``cpg``.
    least once, so a rerun of a finished command is exercised too.
 3. The final outputs are compared, item by item: batch lines by ``source``, answers and
    questions by ``id``, corpus sections by ``doc_id:section_id``.
+
+Inputs at the edges ride along. The batch also reads a glob, ``tree/**/*.xml``, over a
+directory holding symbolic link loops (``l1 -> .``, ``sub/up -> ..``), a small good
+article and one nested 20,000 elements deep: the walk must end, the deep article be a
+failed item, the good one be read, and nothing be read twice through a link. The
+``ask`` and ``make-questions`` trials start with their ``--out`` file holding someone's
+text without a final newline: a disturbed run that did not finish must leave it as it
+was (an unfinished run that damaged it counts as a lost item). Once per bench, ``batch
+--out`` onto such a file must be refused, the file intact (else one lost item).
 
 What "the same output" means: the simulated model's replies depend only on the prompt
 and its seed, its faults on the prompt, the seed and the attempt within one process.
@@ -93,6 +104,10 @@ BATCH_VOLATILE = VOLATILE | {
     "output_tokens",
 }
 KEYS = {"batch": "source", "ask": "id", "questions": "id"}
+# What a user had in a file later named as --out: no final newline, not JSON.
+FOREIGN = b"notes kept by hand, without a final newline"
+SEEDED = ("ask", "questions")  # trials whose --out file starts as FOREIGN
+DEEP_LEVELS = 20_000
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,7 @@ class Inputs:
     questions: Path
     corpus_db: Path
     n_questions: int
+    tree: Path  # good.xml, deep.xml and symbolic link loops, read by a glob
 
 
 @dataclass(frozen=True)
@@ -214,8 +230,9 @@ class Bench:
         """Return the CLI arguments of a trial's command, writing into ``out``."""
         target = str(out / "out.jsonl")
         if kind == "batch":
+            pattern = str(self.inputs.tree / "**" / "*.xml")
             return [
-                "batch", str(self.inputs.articles), "--out", target,
+                "batch", str(self.inputs.articles), pattern, "--out", target,
                 "--model", model, "-c", "2", "--quiet",
             ]  # fmt: skip
         if kind == "corpus":
@@ -337,6 +354,8 @@ class Bench:
         place = self.work / f"trial{trial.index}"
         db = self.fresh_db(trial.kind, place)
         args = self.command(trial.kind, place, self.model(trial.model_seed))
+        if trial.kind in SEEDED:
+            (place / "out.jsonl").write_bytes(FOREIGN)
         baseline = calls_in(db)
         started = time.perf_counter()
         proc = self.start(args, db, place / "run0")
@@ -352,6 +371,9 @@ class Bench:
             result.signalled_at = delay
             self.send(proc, trial.signal, result)
         result.first_exit = self.finish(proc, place / "run0")
+        damaged = 0
+        if trial.kind in SEEDED and result.first_exit != 0:
+            damaged = self.out_damaged(trial.kind, place, db, ref, result)
         code = result.first_exit
         for attempt in range(1, self.reruns + 1):
             rerun = args
@@ -375,8 +397,51 @@ class Bench:
         result.unresumable = code != 0 and ref.exit_code == 0
         if code != 0:
             result.notes.append(f"last rerun exited {code}: see {place}/run*.err")
-        self.compare(ref.output, collect(trial.kind, place, db), result)
+        got = collect(trial.kind, place, db)
+        self.compare(ref.output, got, result)
+        if trial.kind == "batch":
+            check_tree(self.inputs.tree, got, result)
+        result.lost += damaged
         return result
+
+    @staticmethod
+    def out_damaged(
+        kind: str, place: Path, db: Path, ref: Reference, result: TrialResult
+    ) -> int:
+        """Return 1 if an unfinished run left its --out file neither as it was nor whole.
+
+        The file held :data:`FOREIGN`; a run that ended with an error or a signal must
+        leave it so, unless it wrote the whole output just before it was stopped.
+        """
+        path = place / "out.jsonl"
+        held = path.read_bytes() if path.exists() else None
+        if held == FOREIGN:
+            return 0
+        output = collect(kind, place, db)
+        if not output.problems and set(ref.output.keys) <= set(output.keys):
+            return 0  # finished writing just before the signal
+        shown = "nothing" if held is None else repr(held[:60])
+        result.notes.append(
+            f"! the unfinished run (exit {result.first_exit}) left {shown} in the "
+            "--out file it had to leave as it was"
+        )
+        return 1
+
+    def foreign_out(self) -> int:
+        """Run ``batch --out`` onto a file that is not its output; return 1 if harmed."""
+        place = self.work / "foreign-out"
+        db = self.fresh_db("batch", place)
+        target = place / "notes.txt"
+        target.write_bytes(FOREIGN)
+        args = self.command("batch", place, self.model(0))
+        args[args.index("--out") + 1] = str(target)
+        code = self.finish(self.start(args, db, place / "run0"), place / "run0")
+        kept = target.read_bytes() == FOREIGN
+        print(
+            f"batch --out onto a file that is not its output: exit {code}, "
+            f"the file {'left as it was' if kept else 'CHANGED'}"
+        )
+        return 0 if kept and code == 1 else 1
 
     @staticmethod
     def send(proc: subprocess.Popen[bytes], name: str, result: TrialResult) -> None:
@@ -481,6 +546,31 @@ def collect(kind: str, place: Path, db: Path) -> Output:
     return output
 
 
+def check_tree(tree: Path, got: Output, result: TrialResult) -> None:
+    """Count what the batch made of the glob over the link loops.
+
+    ``good.xml`` and ``deep.xml`` must each have one line (else lost), ``deep.xml``
+    an error saying it is nested too deeply, and no file may be read through a link
+    (both else differing).
+    """
+    prefix = str(tree) + os.sep
+    under = [key for key in got.keys if key.startswith(prefix)]
+    for name in ("good.xml", "deep.xml"):
+        if str(tree / "sub" / name) not in under:
+            result.lost += 1
+            result.notes.append(f"! {name} of the link-loop tree has no line")
+    extra = sorted(
+        set(under) - {str(tree / "sub" / n) for n in ("good.xml", "deep.xml")}
+    )
+    if extra:
+        result.differing += len(extra)
+        result.notes.append(f"! read through a link: {extra[:3]}")
+    deep = got.content.get(str(tree / "sub" / "deep.xml"))
+    if deep is not None and "nested" not in str(deep.get("error", "")):
+        result.differing += 1
+        result.notes.append(f"! deep.xml is not refused as nested: {str(deep)[:80]}")
+
+
 def corpus_sections(db: Path) -> Output:
     """Read the sections of the ``guides`` corpus with their summaries."""
     output = Output()
@@ -522,8 +612,17 @@ def calls_in(db: Path) -> int:
 def wait_for_first_call(
     proc: subprocess.Popen[bytes], db: Path, baseline: int
 ) -> float:
-    """Return when the process made its first model call (or ended without one)."""
-    while proc.poll() is None and calls_in(db) <= baseline:
+    """Return when the process made its first model call (or ended without one).
+
+    A process that makes none within ``RUN_TIMEOUT_S`` (a hung input walk) is given up
+    on; waiting for it to end then kills it.
+    """
+    deadline = time.perf_counter() + RUN_TIMEOUT_S
+    while (
+        proc.poll() is None
+        and calls_in(db) <= baseline
+        and time.perf_counter() < deadline
+    ):
         time.sleep(POLL_S)
     return time.perf_counter()
 
@@ -589,7 +688,11 @@ def prepare(
     ][:questions]
     question_file = root / "questions.jsonl"
     question_file.write_text("\n".join(asked) + "\n", "utf-8")
-    guides = tuple(DATA / "guidelines" / "ngc" / name for name in guidelines)
+    quotes = quotes_guideline(root / "quotes.md")
+    with question_file.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(QUOTES_QUESTION) + "\n")
+    tree = link_loop_tree(root / "tree")
+    guides = (*(DATA / "guidelines" / "ngc" / name for name in guidelines), quotes)
     corpus_db = root / "corpus.sqlite"
     if corpus:
         env = dict(os.environ, VERISCRIBE_DB=str(corpus_db))
@@ -597,13 +700,77 @@ def prepare(
         # Added once by a model that never fails: every trial starts from this corpus.
         subprocess.run(
             [python, "-m", "veriscribe.cli.app", "corpus", "add", CORPUS,
-             str(passage_file), "--model", "sim", "--json"],
+             str(passage_file), str(quotes), "--model", "sim", "--json"],
             env=env, check=True, capture_output=True, timeout=RUN_TIMEOUT_S,
         )  # fmt: skip
     return Inputs(
         root, article_file, (passage_file, *guides), question_file, corpus_db,
-        n_questions,
+        n_questions, tree,
     )  # fmt: skip
+
+
+QUOTES_QUESTION = {
+    "id": "quotes-1",
+    "question": "Where are the definitions of the recommendation grades found?",
+    "answer": 'at the end of the "Major Recommendations" field',
+    "doc_id": "quotes",
+    "section_id": "grades",
+}
+
+
+def quotes_guideline(path: Path) -> Path:
+    """Write a guideline whose sentences hold what a grammar or a terminal must escape.
+
+    Double quotes and backslashes (a quote enum once made a grammar llama.cpp could
+    not parse, and the process died), control characters, Rich markup, non-ASCII
+    text and one very long sentence: every one must come through ingest, answers and
+    resumes as it went in.
+    """
+    long_sentence = "Record " + ", ".join(
+        f'the "reading {n}" at C:\\logs\\{n}' for n in range(60)
+    )
+    path.write_text(
+        "# Quoted guidance\n\n"
+        "## Grades\n\n"
+        'The definitions of these grades can be found at the end of the "Major '
+        'Recommendations" field. Store them under C:\\guidelines\\grades as '
+        '"Grade A\\B".\n\n'
+        "## Odd characters\n\n"
+        "Offer the \u03b2-blocker at \u2265 5 mg \u2014 never with [bold]markup[/bold] "
+        "or [/INST] tags.\x07 A tab\there and a form feed\x0c there are kept.\n\n"
+        f"## Long\n\n{long_sentence}.\n",
+        "utf-8",
+    )
+    return path
+
+
+def link_loop_tree(tree: Path) -> Path:
+    """Write a directory with link loops, a good article and a deeply nested one."""
+    sub = tree / "sub"
+    sub.mkdir(parents=True, exist_ok=True)
+    body = "".join(
+        f"<p>{sentence}</p>"
+        for sentence in (
+            "Hypertension affects one adult in three and often goes unnoticed.",
+            "We measured blood pressure at rest in 412 adults with a validated device.",
+            "Home readings were lower than clinic readings by 6 mmHg on average.",
+            "Thiazide diuretics lowered systolic pressure by 12 mmHg at one year.",
+        )
+    )
+    (sub / "good.xml").write_text(
+        "<article><front><article-meta><title-group><article-title>Blood pressure "
+        "at home</article-title></title-group></article-meta></front><body><sec>"
+        f"<title>Results</title>{body}</sec></body></article>",
+        "utf-8",
+    )
+    nested = "<italic>" * DEEP_LEVELS + "deep" + "</italic>" * DEEP_LEVELS
+    (sub / "deep.xml").write_text(
+        f"<article><body><p>{nested}</p></body></article>", "utf-8"
+    )
+    for link, target in ((tree / "l1", "."), (tree / "l2", "."), (sub / "up", "..")):
+        if not link.is_symlink():
+            link.symlink_to(target)
+    return tree
 
 
 # --------------------------------------------------------------------------- main
@@ -677,6 +844,7 @@ def main() -> None:
             raise
         finally:
             pool.shutdown(cancel_futures=True)
+        foreign = bench.foreign_out() if "batch" in kinds else 0
         for (kind, seed), ref in sorted(bench.references.items()):
             print(
                 f"reference {kind:9s} seed={seed}: {len(set(ref.output.keys))} items, "
@@ -688,7 +856,7 @@ def main() -> None:
             f"runs that printed sqlite3.InterfaceError: {bench.interface_errors}"
         )
         print(
-            f"trials={len(results)} lost={sum(r.lost for r in results)} "
+            f"trials={len(results)} lost={sum(r.lost for r in results) + foreign} "
             f"duplicated={sum(r.duplicated for r in results)} "
             f"differing={sum(r.differing for r in results)} "
             f"unresumable={sum(r.unresumable for r in results)}"

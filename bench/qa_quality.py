@@ -2,25 +2,30 @@
 
 For each configuration (``citations/cite_by/wording[/select]``, e.g.
 ``constrained/quote/source/model``; the selection is ``scored`` unless named),
-the first N questions of ``../shared/data/guidelines/cpgqa`` are
-answered with ``ask --questions`` on the same model and retriever (BM25, k = 3) into a
-fresh database, and the results are pooled with ``eval qa``. Printed per mode: claims,
-citation coverage (CC), verbatim compliance (VCR), certified and supported claim rates
-(CCR, SCR), verdicts, lanes of the judge, answers with no claim, and the median seconds
-per question, and how much of the gold answer span the answer holds (cpgQA answers are
-spans of one passage: ``gold_recall`` is the mean share of the span's words found in the
-answer, ``gold_hit`` the share of answers holding all of them).
+the first N questions of ``../shared/data/guidelines/cpgqa`` (or of ``--data DIR``,
+a directory with ``passages.jsonl`` and ``questions.jsonl`` in the cpgQA layout, such
+as ``scripts/hold_out.py`` writes) are answered with ``ask --questions`` on the same
+model and retriever (BM25, k = 3) into a fresh database, and the results are pooled
+with ``eval qa``. Printed per mode: claims, citation coverage (CC), verbatim compliance
+(VCR), certified and supported claim rates (CCR, SCR), verdicts, lanes of the judge,
+answers with no claim, the share answered "not found", and the median seconds per
+question; and, from ``eval qa``'s scores against the gold answers (cpgQA answers are
+spans of one passage; see ``veriscribe.metrics.gold``), ``gold_recall`` (the mean share
+of the gold answer's content words found in the answer), ``gold_hit`` (the share of
+answers holding all of them) and the median words per answer given; with unanswerable
+questions in the set, not-found precision and recall.
 
 The corpus is ingested with the simulated model: BM25 retrieval does not read the section
 summaries that ingest writes, so this costs the measured model nothing.
 
 The last line reads ``questions=<n> constrained_cc=<x> constrained_vcr=<x>
-constrained_ccr=<x> constrained_scr=<x> free_ccr=<x> median_s=<x>`` for the first
-constrained and the first free configuration.
+constrained_ccr=<x> constrained_scr=<x> free_ccr=<x> median_s=<x> gold_recall=<x>
+gold_hit=<x> answer_words=<x> not_found_rate=<x>`` for the first constrained and the
+first free configuration (the gold figures of the first constrained one).
 
 Usage: ``.venv/bin/python bench/qa_quality.py [--limit 40]
 [--configs constrained/id/source,constrained/quote/own,free/quote/own] [--model local]
-[--db DIR]``
+[--data DIR] [--db DIR]``
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import statistics
 import tempfile
 from collections import Counter
@@ -36,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from veriscribe.eval.qa import eval_qa, read_results
-from veriscribe.nodes.qa.answer import plain_answer
 from veriscribe.options import QAOptions
 from veriscribe.results import QuestionSetAnswer
 from veriscribe.service import corpora
@@ -46,18 +49,14 @@ from veriscribe.settings import Settings
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "guidelines" / "cpgqa"
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def gold_recall(gold: str, answer: str) -> float:
-    """Return the share of the gold span's words that the answer holds."""
-    wanted = _WORD.findall(gold.lower())
-    have = set(_WORD.findall(answer.lower()))
-    return sum(w in have for w in wanted) / len(wanted) if wanted else 0.0
-
-
 async def run_mode(
-    settings: Settings, config: str, limit: int, model: str, out: Path
+    settings: Settings,
+    config: str,
+    limit: int,
+    model: str,
+    out: Path,
+    data: Path = DATA,
+    corpus: str = "cpgqa",
 ) -> dict[str, Any]:
     """Answer the questions in one configuration and pool the checked answers."""
     citations, cite_by, wording, *rest = config.split("/")
@@ -83,8 +82,8 @@ async def run_mode(
 
     summary = await qa_service.ask_questions(
         settings,
-        "cpgqa",
-        DATA / "questions.jsonl",
+        corpus,
+        data / "questions.jsonl",
         out,
         options=options,
         model=model,
@@ -97,15 +96,6 @@ async def run_mode(
         c.get("judged_by") or "none" for r in results for c in r.get("claims", [])
     )
     no_claim = sum(1 for r in results if not r.get("claims") and not r.get("not_found"))
-    gold = {
-        json.loads(line)["question"]: json.loads(line)["answer"]
-        for line in (DATA / "questions.jsonl").read_text("utf-8").splitlines()
-        if line.strip()
-    }
-    recalls = [
-        gold_recall(gold.get(r["question"], ""), plain_answer(r.get("answer", "")))
-        for r in results
-    ]
     return {
         "mode": mode,
         "summary": summary.model_dump(mode="json", include={"answered", "failed"}),
@@ -115,10 +105,11 @@ async def run_mode(
         "lanes": dict(lanes),
         "answers_without_claims": no_claim,
         "not_found": report.get("not_found"),
-        "gold_recall": round(statistics.mean(recalls), 3) if recalls else None,
-        "gold_hit": round(sum(r == 1 for r in recalls) / len(recalls), 3)
-        if recalls
-        else None,
+        "not_found_rate": report.get("not_found_rate"),
+        "not_found_scores": report.get("not_found_scores"),
+        "gold_recall": report.get("gold", {}).get("gold_recall"),
+        "gold_hit": report.get("gold", {}).get("gold_hit"),
+        "answer_words": report["answer_words"]["median"],
         "median_s": round(statistics.median(seconds), 1) if seconds else None,
         "seconds": [round(s, 1) for s in seconds],
     }
@@ -137,7 +128,21 @@ def show(found: dict[str, Any]) -> None:
         f"verdicts {found['verdicts']}, lanes {found['lanes']}, "
         f"answers without a claim {found['answers_without_claims']}, "
         f"not found {found['not_found']}, gold recall {found['gold_recall']}, "
-        f"gold hit {found['gold_hit']}, median {found['median_s']} s/question"
+        f"gold hit {found['gold_hit']}, median {found['median_s']} s/question, "
+        f"not found rate {pct(found['not_found_rate'])}, "
+        f"median answer words {found['answer_words']}"
+        + _not_found_scores(found.get("not_found_scores"))
+    )
+
+
+def _not_found_scores(scores: dict[str, Any] | None) -> str:
+    """Describe not-found precision and recall when the set has unanswerable questions."""
+    if not scores or not scores["unanswerable"]:
+        return ""
+    return (
+        f", not-found precision {scores['precision']} recall {scores['recall']} "
+        f"({scores['unanswerable']} unanswerable), answerable wrongly not found "
+        f"{scores['answerable_rate']}"
     )
 
 
@@ -152,15 +157,27 @@ async def main() -> None:
     )
     parser.add_argument("--model", default="local")
     parser.add_argument("--db", type=Path, default=None, help="Keep results here.")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help="Directory with passages.jsonl and questions.jsonl (cpgQA layout).",
+    )
     args = parser.parse_args()
     work = args.db or Path(tempfile.mkdtemp(prefix="qa-quality-"))
     work.mkdir(parents=True, exist_ok=True)
     settings = Settings(db=work / "bench.sqlite")
-    await corpora.add_corpus(settings, "cpgqa", [DATA / "passages.jsonl"], model="sim")
+    # A corpus per data directory: a kept database never mixes two passage sets.
+    corpus = "cpgqa" if args.data == DATA else f"bench-{args.data.resolve().name}"
+    await corpora.add_corpus(
+        settings, corpus, [args.data / "passages.jsonl"], model="sim"
+    )
     found = {}
     for config in args.configs.split(","):
         out = work / f"{config.replace('/', '-')}.jsonl"
-        found[config] = await run_mode(settings, config, args.limit, args.model, out)
+        found[config] = await run_mode(
+            settings, config, args.limit, args.model, out, args.data, corpus
+        )
         show(found[config])
     (work / "report.json").write_text(json.dumps(found, indent=1))
     first = {
@@ -175,7 +192,11 @@ async def main() -> None:
         f"questions={args.limit} constrained_cc={c.get('cc')} "
         f"constrained_vcr={c.get('vcr')} constrained_ccr={c.get('ccr')} "
         f"constrained_scr={c.get('scr')} free_ccr={free.get('ccr')} "
-        f"median_s={medians[0] if medians else None}"
+        f"median_s={medians[0] if medians else None} "
+        f"gold_recall={first['constrained'].get('gold_recall')} "
+        f"gold_hit={first['constrained'].get('gold_hit')} "
+        f"answer_words={first['constrained'].get('answer_words')} "
+        f"not_found_rate={first['constrained'].get('not_found_rate')}"
     )
 
 

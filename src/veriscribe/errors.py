@@ -1,13 +1,17 @@
 """The exceptions veriscribe raises, each saying whether a retry could help.
 
 ``VeriscribeError`` is the root; the CLI prints its ``user_message`` in one line and exits
-with code 1. Anything else escaping to the CLI is a bug: one line says so and names the
+with code 1. The message is redacted when the error is made (it may quote a URL, a DSN
+or a server's reply), so wherever it goes next (a line, a log, a stored failure) it
+carries no secret. Anything else escaping to the CLI is a bug: one line says so and names the
 log file that holds the traceback (``--debug`` prints it).
 """
 
 from __future__ import annotations
 
 from pydantic import ValidationError
+
+from veriscribe.redaction import redact
 
 
 class VeriscribeError(Exception):
@@ -16,6 +20,7 @@ class VeriscribeError(Exception):
     retryable: bool = False
 
     def __init__(self, user_message: str, *, retryable: bool | None = None) -> None:
+        user_message = redact(user_message)
         super().__init__(user_message)
         self.user_message = user_message
         if retryable is not None:

@@ -496,3 +496,8 @@ class QuestionSetAnswer(CheckedAnswer):
     """The section that holds the answer (``doc:section``, or a section id)."""
     gold_read: bool
     """Whether the gold section was among the sections read."""
+    gold_answer: str | None = None
+    """The question set's gold answer (its ``answer`` field), scored by ``eval qa``."""
+    answerable: bool = True
+    """False when the question set says the corpus lacks the answer (``eval qa``
+    then counts a not-found answer as right)."""

@@ -116,7 +116,8 @@ class Settings(BaseSettings):
     db: Path | str = Field(
         default_factory=lambda: default_data_dir() / "veriscribe.sqlite",
         description="Database holding runs, checkpoints, corpora and call logs: a SQLite "
-        "file (a path or sqlite:PATH) or a PostgreSQL DSN (postgresql://...).",
+        "file (a path or sqlite:PATH) or a PostgreSQL DSN (postgresql://... or libpq's "
+        "keywords, host=... dbname=...).",
     )
     model: str = Field(
         "local", description="Default model SPEC (see `veriscribe doctor`)."

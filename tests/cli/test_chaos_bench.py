@@ -43,10 +43,17 @@ def test_one_batch_trial_killed_and_resumed_matches_its_reference(
     result = bench.run_trial(trial)
 
     reference = bench.references[("batch", 0)]
-    assert reference.exit_code == 0 and len(reference.output.keys) == 2
-    assert all("abstract" in line for line in reference.output.content.values())
+    # Two dataset articles, and the glob over the link loops: good.xml and deep.xml.
+    assert reference.exit_code == 0 and len(reference.output.keys) == 4
+    deep = str(inputs.tree / "sub" / "deep.xml")
+    assert "nested" in reference.output.content[deep]["error"]
+    assert all(
+        "abstract" in line
+        for key, line in reference.output.content.items()
+        if key != deep
+    )
     assert result.first_exit == -signal.SIGKILL  # killed in the middle of its work
-    assert result.items == 2
+    assert result.items == 4
     assert (result.lost, result.duplicated, result.differing) == (0, 0, 0)
     assert not result.unresumable and not result.anomalous, result.notes
     assert result.reruns and result.reruns[0] in ("resume", "same")
@@ -77,3 +84,33 @@ def test_comparison_counts_lost_duplicated_and_differing_items() -> None:
     # What changes between two correct runs is not compared.
     line = {"source": "s", "usage": {"calls": 3}, "facets": [{"seconds": 1.0}]}
     assert chaos.normalise(line, chaos.VOLATILE) == {"source": "s", "facets": [{}]}
+
+
+@pytest.mark.sqlite_only(
+    reason="bench/chaos.py gives every run a SQLite file of its own"
+)
+def test_batch_onto_a_file_that_is_not_its_output_is_refused(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    chaos = load_bench()
+    inputs = chaos.prepare(tmp_path / "inputs", articles=1, corpus=False)
+    bench = chaos.Bench(tmp_path, inputs)
+    assert bench.foreign_out() == 0
+    assert (tmp_path / "foreign-out" / "notes.txt").read_bytes() == chaos.FOREIGN
+
+
+def test_an_unfinished_run_must_leave_the_out_file_it_was_given(tmp_path: Path) -> None:
+    chaos = load_bench()
+    ref = chaos.Reference(
+        chaos.Output(keys=["a", "b"], content={"a": {}, "b": {}}), 0, 0.0, 0.0, 1
+    )
+    out = tmp_path / "out.jsonl"
+    db = tmp_path / "v.sqlite"
+    result = chaos.TrialResult(chaos.Trial.make(0, 2), first_exit=130)
+    out.write_bytes(chaos.FOREIGN)
+    assert chaos.Bench.out_damaged("ask", tmp_path, db, ref, result) == 0
+    out.write_text('{"id": "a"}\n{"id": "b"}\n')  # written whole, then stopped
+    assert chaos.Bench.out_damaged("ask", tmp_path, db, ref, result) == 0
+    out.write_text('{"id": "a"}\n')  # truncated, then only the first answer
+    assert chaos.Bench.out_damaged("ask", tmp_path, db, ref, result) == 1
+    assert result.anomalous and "left" in result.notes[-1]

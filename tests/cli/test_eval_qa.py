@@ -145,6 +145,60 @@ def test_cli_table_json_and_plot(checked: Path, tmp_path: Path) -> None:
     assert json.loads(as_json.stdout)["answers"] == 2
 
 
+def test_answers_are_scored_against_gold_answers(checked: Path, tmp_path: Path) -> None:
+    first, second = read_results(checked)
+    rows = [
+        {**first, "id": "a", "gold_answer": "a validated device", "answerable": True},
+        {**second, "id": "b", "gold_answer": "validated device", "answerable": True},
+        # Rightly not found: the corpus lacks the answer.
+        {**second, "id": "c", "not_found": True, "answerable": False},
+        # Wrongly not found: a not-found answer holds nothing, whatever its text.
+        {**second, "id": "d", "gold_answer": "sodium", "not_found": True},
+    ]
+    rows[3]["answerable"] = True
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = eval_qa(path)
+    per = {q["id"]: q for q in report["per_question"]}
+    assert (per["a"]["gold_recall"], per["a"]["gold_hit"]) == (1.0, True)
+    assert (per["b"]["gold_recall"], per["b"]["gold_hit"]) == (0.0, False)
+    assert per["c"]["gold_recall"] is None and per["c"]["answerable"] is False
+    assert (per["d"]["gold_recall"], per["d"]["answer_words"]) == (0.0, 0)
+    # "Blood pressure needs a validated device. ... for every patient." (19 words)
+    # and "Blood pressure is measured after rest. Sodium ... a day." (14 words).
+    assert [per[i]["answer_words"] for i in "ab"] == [19, 14]
+    assert report["answer_words"] == {"answers": 2, "median": 16.5, "mean": 16.5}
+    assert report["gold"] == {"scored": 3, "gold_recall": 0.3333, "gold_hit": 0.3333}
+    assert report["not_found_rate"] == 0.5
+    assert report["not_found_scores"] == {
+        "answerable": 3,
+        "unanswerable": 1,
+        "not_found_answerable": 1,
+        "not_found_unanswerable": 1,
+        "precision": 0.5,
+        "recall": 1.0,
+        "answerable_rate": 0.3333,
+    }
+    # Answers of no question set have words, but no gold and no not-found scores.
+    plain = eval_qa(checked)
+    assert "gold" not in plain and "not_found_scores" not in plain
+    assert plain["per_question"][0]["gold_recall"] is None
+
+    png = tmp_path / "gold.png"
+    shown = runner.invoke(app, ["eval", "qa", str(path), "--plot", str(png)])
+    assert shown.exit_code == 0, shown.output
+    for line in (
+        "gold recall (mean)",
+        "33.3%",
+        "not-found recall",
+        "100.0%",
+        "answer words, median",
+        "16.5",
+    ):
+        assert line in shown.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_wrong_input_is_one_error_line(tmp_path: Path) -> None:
     other = tmp_path / "labels.jsonl"
     other.write_text('{"sentences": ["a"], "labels": [["BACKGROUND"]]}\n')
@@ -172,8 +226,14 @@ def test_a_question_set_is_answered_then_scored(tmp_path: Path) -> None:
                     "question": "How is blood pressure measured?",
                     "doc_id": "hypertension",
                     "section_id": "diagnosis",
+                    "answer": "with a validated device",
                 },
-                {"id": "b", "question": "How much sodium?", "passage_id": "lifestyle"},
+                {
+                    "id": "b",
+                    "question": "How much sodium?",
+                    "passage_id": "lifestyle",
+                    "answerable": False,
+                },
                 {"id": "c", "question": "   ", "passage_id": "lifestyle"},
             ]
         )
@@ -191,6 +251,14 @@ def test_a_question_set_is_answered_then_scored(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["a", "b"]
     assert lines[0]["gold_section"] == "hypertension:diagnosis"
+    # The gold answer and whether the corpus holds it go with each answer.
+    assert [(x["gold_answer"], x["answerable"]) for x in lines] == [
+        ("with a validated device", True),
+        (None, False),
+    ]
+    scored = eval_qa(out)
+    assert scored["gold"]["scored"] == 1
+    assert scored["not_found_scores"]["unanswerable"] == 1
     assert all("funnel" in line and "claims" in line for line in lines)
 
     # Again: every answer comes from its finished thread, without a model call.

@@ -50,7 +50,10 @@ async def test_the_answer_is_chosen_and_certified_without_a_model_call(
 async def test_a_question_the_sections_do_not_answer_is_not_found(
     store: Store,
 ) -> None:
-    result, calls = await ask(store, "Which vaccine protects infants whose blood pressure is measured at birth?")
+    result, calls = await ask(
+        store,
+        "Which vaccine protects infants whose blood pressure is measured at birth?",
+    )
     assert calls == 0
     assert result["not_found"] and result["claims"] == []
     assert any("nearest sections" in note for note in result["notes"])  # type: ignore[union-attr]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pysbd
 import pytest
@@ -105,6 +106,38 @@ def test_segmenter_spans_equal_pysbd_on_repeated_sentences(
     plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
     text = "".join(sentence + space for sentence, space in parts)
     assert _spans(segmenter(), text) == _spans(plain, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We also saw all the data al. 2010 and al. 2011 showed, as al. et al. did. "
+        "Also, almost all were there. Fig. 2 shows it, as fig. 3 does.",
+        "Doses no. 5 and no. 6 were given, as were No. 7 and No. 8. Dr. Smith and "
+        "dr. Jones agreed with dr. Lee.",
+    ],
+)
+def test_equal_abbreviation_occurrences_are_rewritten_once(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    rewrites: list[str] = []
+    scan = pysbd.abbreviation_replacer.AbbreviationReplacer.scan_for_replacements
+
+    def counted(self: Any, txt: str, am: str, ind: int, chars: list[str]) -> str:
+        rewrites.append(am)
+        return scan(self, txt, am, ind, chars)
+
+    monkeypatch.setattr(
+        pysbd.abbreviation_replacer.AbbreviationReplacer,
+        "scan_for_replacements",
+        counted,
+    )
+    expected = [(s.sent, s.start, s.end) for s in plain.segment(text)]
+    by_pysbd = len(rewrites)
+    rewrites.clear()
+    assert [(s.sent, s.start, s.end) for s in segmenter().segment(text)] == expected
+    assert len(rewrites) == len(set(rewrites)) < by_pysbd
 
 
 # -------------------------------------------------------------------- naive split

@@ -1,9 +1,9 @@
 """The package's layers: a module imports only from its own package and lower layers.
 
-From the bottom: shared definitions; reading input; the database and the checks;
-the model clients; text algorithms; the labellers and the indexes; measures; the graphs'
-nodes; the graphs; the product's services; the research harness and the HTTP API; the command
-line.
+From the bottom: the redaction of secrets; shared definitions; reading input; the
+database and the checks; the model clients; text algorithms; the labellers and the
+indexes; measures; the graphs' nodes; the graphs; the product's services; the research
+harness and the HTTP API; the command line.
 So the checks, documents and metrics never reach the nodes, the services or the CLI,
 and no two packages import each other.
 """
@@ -18,7 +18,8 @@ import veriscribe
 ROOT = Path(veriscribe.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"errors", "settings", "redaction", "results", "options", "prompts"},
+    {"redaction"},  # below the errors, whose messages it cleans
+    {"errors", "settings", "results", "options", "prompts"},
     {"documents"},
     {"store", "checks"},
     {"llm"},

@@ -23,12 +23,14 @@ from veriscribe.cli.common import (
     QuietOpt,
     RunIdArg,
     choice,
+    log_beside,
     settings_for,
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present, present_batch
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 from veriscribe.results import AbstractResult
+from veriscribe.store.files import write_atomically
 
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
@@ -134,12 +136,12 @@ def abstract(
 
 
 def write_result(out: Path, result: AbstractResult) -> None:
-    """Write an abstract's JSON to ``out``, or end the command with one error line."""
+    """Write an abstract's JSON to ``out`` whole, or end with one error line."""
     text = (
         json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
     )
     try:
-        out.write_text(text, "utf-8")
+        write_atomically(out, [text])
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
 
@@ -212,6 +214,7 @@ def worker(
     """Work on an existing run beside other workers; no input files needed."""
     settings = settings_for(None, base_url, endpoint, endpoints_file)
     if db is not None:
+        log_beside(db)
         settings = settings.with_overrides(db=db)
     present_batch(
         lambda on_progress: service.work_run(

@@ -57,7 +57,7 @@ def root_options(
 ) -> None:
     """Biomedical abstracts and guideline answers that a reader can check."""
     global_options.set(GlobalOptions(debug=debug, max_bytes=max_bytes, db=db))
-    configure_logging(debug=debug)
+    configure_logging(debug=debug, db=db)
 
 
 @app.command()

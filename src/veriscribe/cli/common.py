@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar, get_args
 import typer
 from pydantic import ValidationError
 
-from veriscribe.cli.failure import fail
+from veriscribe.cli.failure import configure_logging, fail
 from veriscribe.errors import VeriscribeError
 from veriscribe.settings import Settings
 
@@ -142,6 +142,12 @@ def settings_for(
         max_input_bytes=given.max_bytes,
         db=given.db,
     )
+
+
+def log_beside(db: str) -> None:
+    """Send the command's error log beside ``db``, the database its own --db names."""
+    given = global_options.get() or GlobalOptions()
+    configure_logging(debug=given.debug, db=db)
 
 
 def setting_problems(exc: ValidationError) -> str:

@@ -10,14 +10,19 @@ redacted of secrets; the console shows control characters as escapes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import logging
+import os
+import stat
 import sys
 import tempfile
 import time
 import traceback
+from contextvars import ContextVar
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import typer
 from typer.core import TyperGroup
@@ -27,12 +32,21 @@ from veriscribe.cli.terminal import sanitize
 from veriscribe.errors import VeriscribeError
 from veriscribe.redaction import redact
 from veriscribe.settings import Settings, default_data_dir
-from veriscribe.store.db import sqlite_path
+from veriscribe.store.db import is_dsn, sqlite_path
 
 ERROR_LOG_NAME = "veriscribe-errors.log"
 LOG_MAX_BYTES = 1_000_000
 """Size at which the error log rotates (two older files are kept)."""
 _MARK = "_veriscribe_handler"
+_LOG_FLAGS = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+# The log this command writes to, set when logging is configured.
+_active_log: ContextVar[Path | None] = ContextVar("active_log", default=None)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -41,23 +55,69 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def error_log_path() -> Path:
-    """Return the error log: beside the database, else in the data directory."""
-    try:
-        db = Settings().db
-    except ValueError:  # bad settings: reported by the command itself
-        return default_data_dir() / ERROR_LOG_NAME
-    if "://" in str(db):
+def error_log_path(db: str | Path | None = None) -> Path:
+    """Return the error log: beside a SQLite database, else in the data directory.
+
+    Args:
+        db: The database the command uses (``--db``); default: the settings' one.
+    """
+    if db is None:
+        try:
+            db = Settings().db
+        except ValueError:  # bad settings: reported by the command itself
+            return default_data_dir() / ERROR_LOG_NAME
+    if is_dsn(db) or "://" in str(db):
         return default_data_dir() / ERROR_LOG_NAME
     return sqlite_path(db).parent / ERROR_LOG_NAME
+
+
+def open_log(path: Path) -> TextIO:
+    """Open a log for appending: never through a link, created readable by its owner only.
+
+    Raises:
+        OSError: It cannot be opened, is a symbolic link, or is not a regular file.
+    """
+    fd = os.open(path, _LOG_FLAGS, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def fallback_log_path() -> Path:
+    """Return the error log of last resort: in this user's private temporary directory.
+
+    The temporary directory is everyone's, so the log never sits in it directly: a
+    directory of this user's own (mode 0700) holds it, and one that someone else
+    made, or that is a link, is refused.
+
+    Raises:
+        OSError: The private directory cannot be made or is not private.
+    """
+    uid = os.getuid()
+    directory = Path(tempfile.gettempdir()) / f"veriscribe-{uid}"
+    with contextlib.suppress(FileExistsError):
+        directory.mkdir(mode=0o700)
+    info = directory.lstat()
+    if (
+        not stat.S_ISDIR(info.st_mode)
+        or info.st_uid != uid
+        or stat.S_IMODE(info.st_mode) & 0o077
+    ):
+        raise OSError(errno.EPERM, "not a private directory", str(directory))
+    return directory / ERROR_LOG_NAME
 
 
 class _LogFile(RotatingFileHandler):
     """The error log: created on its first record, never breaking the command."""
 
     def _open(self) -> Any:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
-        return super()._open()
+        path = Path(self.baseFilename)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open_log(path)
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802
         return
@@ -68,16 +128,18 @@ class _Redacting(logging.Formatter):
         return redact(super().format(record))
 
 
-def configure_logging(*, debug: bool) -> Path:
+def configure_logging(*, debug: bool, db: str | Path | None = None) -> Path:
     """Send warnings and errors of every logger to the error log, not to stderr.
 
     Without a handler Python prints them on stderr, tracebacks and all. With
-    ``debug`` they are printed on stderr as well.
+    ``debug`` they are printed on stderr as well. A command given its own ``--db``
+    calls this again, so that its log goes beside that database.
 
     Returns:
         The error log's path (created only when something is written to it).
     """
-    path = error_log_path()
+    path = error_log_path(db)
+    _active_log.set(path)
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, _MARK, False):
@@ -101,24 +163,30 @@ def configure_logging(*, debug: bool) -> Path:
 def _write_traceback(path: Path, exc: BaseException) -> Path:
     """Append the bug's traceback to the error log; return where it went."""
     text = "".join(traceback.format_exception(exc))
-    entry = (
+    entry = redact(
         f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} unexpected error in "
         f"`{' '.join(['veriscribe', *sys.argv[1:]])}`\n{text}\n"
     )
-    for target in (path, Path(tempfile.gettempdir()) / ERROR_LOG_NAME):
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("a", encoding="utf-8") as log:
-                log.write(redact(entry))
-            return target
-        except OSError:
-            continue
+    try:
+        return _append(path, entry)
+    except OSError:
+        pass
+    try:
+        return _append(fallback_log_path(), entry)
+    except OSError:
+        return path
+
+
+def _append(path: Path, entry: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open_log(path) as log:
+        log.write(entry)
     return path
 
 
 def report_bug(exc: BaseException, *, debug: bool) -> NoReturn:
     """Log an unexpected exception's traceback and end with one line saying so."""
-    path = _write_traceback(error_log_path(), exc)
+    path = _write_traceback(_active_log.get() or error_log_path(), exc)
     if debug:
         sys.stderr.write(sanitize(redact("".join(traceback.format_exception(exc)))))
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

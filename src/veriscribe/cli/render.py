@@ -1129,6 +1129,7 @@ def qa_eval_report(console: Console, report: dict[str, Any]) -> None:
     for shortfall, count in report["shortfalls"].items():
         judged.add_row(f"shortfall: {shortfall}", str(count))
     console.print(judged)
+    _gold_table(console, report)
     agreement = report.get("agreement")
     if agreement:
         kappa = agreement["kappa"]
@@ -1143,6 +1144,53 @@ def qa_eval_report(console: Console, report: dict[str, Any]) -> None:
         )
     if report.get("plot"):
         console.print(f"plot: {report['plot']}", highlight=False)
+
+
+def _gold_table(console: Console, report: dict[str, Any]) -> None:
+    """Render `eval qa`'s answer figures: words, gold recall and hit, not found."""
+    from rich import box
+
+    def show(value: float | None, percent: bool = True) -> str:
+        if value is None:
+            return "-"
+        return f"{100 * value:.1f}%" if percent else f"{value:g}"
+
+    table = Table(
+        title="answers against the gold answers",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("over", justify="right")
+    words = report.get("answer_words")
+    if words:
+        over = f"{words['answers']} answers given"
+        table.add_row("answer words, median", show(words["median"], False), over)
+        table.add_row("answer words, mean", show(words["mean"], False), over)
+    table.add_row(
+        "not found", show(report.get("not_found_rate")), str(report["answers"])
+    )
+    gold = report.get("gold")
+    if gold:
+        over = f"{gold['scored']} with a gold answer"
+        table.add_row("gold recall (mean)", show(gold["gold_recall"]), over)
+        table.add_row("gold hit", show(gold["gold_hit"]), over)
+    scores = report.get("not_found_scores")
+    if scores:
+        said = scores["not_found_answerable"] + scores["not_found_unanswerable"]
+        table.add_row("not-found precision", show(scores["precision"]), f"{said} said")
+        table.add_row(
+            "not-found recall",
+            show(scores["recall"]),
+            f"{scores['unanswerable']} unanswerable",
+        )
+        table.add_row(
+            "answerable, wrongly not found",
+            show(scores["answerable_rate"]),
+            f"{scores['answerable']} answerable",
+        )
+    console.print(table)
 
 
 @contextmanager

@@ -16,18 +16,26 @@ events, before any expansion happens.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from xml.etree.ElementTree import Element
 
+from veriscribe.documents.jsonl import raw_lines
 from veriscribe.documents.limits import check_size, over_limit
 from veriscribe.documents.safexml import parse_xml
+from veriscribe.documents.tree import (
+    Found,
+    ShouldStop,
+    WalkStopped,
+    has_magic,
+    match_glob,
+    walk_files,
+)
 from veriscribe.errors import InputError
 
 __all__ = [
@@ -35,6 +43,8 @@ __all__ = [
     "Article",
     "Paragraph",
     "ReadFailure",
+    "WalkStopped",
+    "expand_input",
     "expand_inputs",
     "read_articles",
 ]
@@ -47,7 +57,6 @@ ARTICLE_SUFFIXES = XML_SUFFIXES | JSONL_SUFFIXES | TEXT_SUFFIXES
 _WS = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 _ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_GLOB_CHARS = re.compile(r"[*?\[]")
 _SENTENCE_END = re.compile(r"[.!?:;)\]\"'\u201d\u2019]$")
 
 # Sections that are never abstract material: declarations and lists at the end of a
@@ -186,7 +195,8 @@ def expand_inputs(inputs: Sequence[str]) -> list[Path]:
     A file named explicitly is kept whatever its suffix (reading it says whether it is
     usable); files found in directories or by a glob are kept only when their suffix is
     one :func:`read_articles` knows. Directory contents are sorted; duplicates are
-    dropped, first occurrence kept.
+    dropped, first occurrence kept. Directory links are never followed, and file
+    links only within the tree (see :mod:`veriscribe.documents.tree`).
 
     Raises:
         InputError: An input that does not exist, a directory holding no article
@@ -194,43 +204,46 @@ def expand_inputs(inputs: Sequence[str]) -> list[Path]:
     """
     found: list[Path] = []
     for item in inputs:
-        path = Path(item)
-        if path.is_file():
-            found.append(path)
-        elif path.is_dir():
-            files = _article_files_under(path)
-            if not files:
-                known = ", ".join(sorted(ARTICLE_SUFFIXES))
-                raise InputError(
-                    f"{item}: the directory holds no article file (looked for {known})"
-                )
-            found.extend(files)
-        elif _GLOB_CHARS.search(item):
-            matches = sorted(glob.glob(item, recursive=True))
-            hits: list[Path] = []
-            for match in matches:
-                candidate = Path(match)
-                if candidate.is_dir():
-                    hits.extend(_article_files_under(candidate))
-                elif candidate.is_file() and _known_suffix(candidate):
-                    hits.append(candidate)
-            if not hits:
-                raise InputError(f"{item}: the pattern matches no article file")
-            found.extend(hits)
-        else:
-            raise InputError(f"{item}: no such file or directory")
+        found.extend(expand_input(item).files)
     unique: dict[Path, None] = {}
     for path in found:
         unique.setdefault(path, None)
     return list(unique)
 
 
+def expand_input(item: str, *, should_stop: ShouldStop | None = None) -> Found:
+    """Expand one file, directory or glob pattern into article files.
+
+    Also returns the file links that were not followed (they lead out of the tree),
+    each with the reason. ``should_stop`` is asked between directories; when it
+    returns true the walk raises :class:`~veriscribe.documents.tree.WalkStopped`.
+
+    Raises:
+        InputError: The input does not exist, is a directory holding no article file
+            or a glob that matches nothing, or has too many entries to look through.
+    """
+    stop = should_stop or (lambda: False)
+    path = Path(item)
+    if path.is_file():
+        return Found([path])
+    if path.is_dir():
+        found = walk_files(path, _known_suffix, should_stop=stop)
+        if not found.files and not found.skipped:
+            known = ", ".join(sorted(ARTICLE_SUFFIXES))
+            raise InputError(
+                f"{item}: the directory holds no article file (looked for {known})"
+            )
+        return found
+    if has_magic(item):
+        found = match_glob(item, _known_suffix, should_stop=stop)
+        if not found.files and not found.skipped:
+            raise InputError(f"{item}: the pattern matches no article file")
+        return found
+    raise InputError(f"{item}: no such file or directory")
+
+
 def _known_suffix(path: Path) -> bool:
     return path.suffix.lower() in ARTICLE_SUFFIXES
-
-
-def _article_files_under(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.rglob("*") if p.is_file() and _known_suffix(p))
 
 
 def read_articles(
@@ -258,15 +271,17 @@ def read_articles(
         known = ", ".join(sorted(ARTICLE_SUFFIXES))
         raise InputError(f"{path}: unknown kind of file (expected one of {known})")
     try:
-        if suffix not in JSONL_SUFFIXES:
-            check_size(path, path.stat().st_size, max_bytes)
+        if suffix in JSONL_SUFFIXES:
+            # Streamed: the limit is per record, and the file may be any size.
+            with path.open("rb") as stream:
+                yield from read_jsonl(stream, path, max_bytes=max_bytes)
+            return
+        check_size(path, path.stat().st_size, max_bytes)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
     if suffix in XML_SUFFIXES:
         yield read_jats(data, path)
-    elif suffix in JSONL_SUFFIXES:
-        yield from read_jsonl(data, path, max_bytes=max_bytes)
     else:
         yield read_text(data, path)
 
@@ -476,26 +491,26 @@ class _BadItem(ValueError):
 
 
 def read_jsonl(
-    data: bytes, path: Path, *, max_bytes: int | None = None
+    stream: IO[bytes], path: Path, *, max_bytes: int | None = None
 ) -> Iterator[Article | ReadFailure]:
     """Yield one article or failure per non-blank line of a JSON-lines dataset.
 
-    A line longer than ``max_bytes`` is a failure, not parsed.
+    The stream is read line by line: a line longer than ``max_bytes`` is a failure,
+    skipped without ever being held whole.
 
     Raises:
         InputError: The file has no non-blank line.
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     seen = False
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
+    for record in raw_lines(stream, max_bytes):
+        number, raw = record.number, record.data
+        if raw is not None and not raw.strip():
             continue
         seen = True
         source = f"{path}:{number}"
         fallback_id = f"{path.stem}:{number}"
-        too_large = over_limit(len(raw), max_bytes)
-        if too_large is not None:
+        too_large = over_limit(record.size, max_bytes)
+        if too_large is not None or raw is None:
             yield ReadFailure(fallback_id, source, f"record of {too_large}")
             continue
         try:
@@ -507,6 +522,9 @@ def read_jsonl(
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             yield ReadFailure(fallback_id, source, f"invalid JSON ({exc.msg})")
+            continue
+        except RecursionError:
+            yield ReadFailure(fallback_id, source, "JSON nested too deeply to be read")
             continue
         if not isinstance(item, dict):
             yield ReadFailure(fallback_id, source, "not a JSON object")

@@ -47,6 +47,7 @@ from typing import Any
 
 from veriscribe.documents.limits import check_size
 from veriscribe.documents.safexml import parse_xml
+from veriscribe.documents.tree import walk_files
 from veriscribe.errors import InputError
 
 PLAIN_TEXT_SINGLE_SECTION_CHARS = 4000
@@ -171,7 +172,8 @@ def read_guideline_path(
     """Read a guideline file, or every guideline file under a directory.
 
     Args:
-        path: A file, or a directory read recursively.
+        path: A file, or a directory read recursively (never through a directory
+            link; a file link only when it stays inside the directory).
         on_error: For directories, called with each file that cannot be read, which
             is then skipped; without it the first such file raises.
         max_bytes: Largest file accepted (None: no limit); a larger one cannot be
@@ -199,7 +201,12 @@ def _read_directory(
 ) -> list[GuidelineDoc]:
     docs: list[GuidelineDoc] = []
     seen: set[str] = set()
-    for file in _guideline_files(root):
+    found = walk_files(root, lambda p: not _hidden(p, root))
+    for link, reason in found.skipped:
+        if on_error is None:
+            raise InputError(f"{link}: {reason}")
+        on_error(link, InputError(f"{link}: {reason}"))
+    for file in _guideline_files(found.files):
         try:
             doc = _read_file(file, max_bytes)
         except InputError as exc:
@@ -216,13 +223,12 @@ def _read_directory(
     return docs
 
 
-def _guideline_files(root: Path) -> Iterator[Path]:
-    files = sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def _guideline_files(files: list[Path]) -> Iterator[Path]:
+    """Yield the guideline files among a directory's files (sorted), in order."""
     outlines = {
         (p.parent, p.name[: -len(".sections.json")])
         for p in files
@@ -267,21 +273,29 @@ def _read_file(path: Path, max_bytes: int | None = None) -> GuidelineDoc:
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
     raw = _read_text(path)
-    if kind == "markdown":
-        doc = _from_markdown(path, raw)
-    elif kind in ("outline", "json"):
-        doc = _from_outline(path, raw)
-    elif kind == "jsonl":
-        doc = _from_passages(path, raw)
-    elif kind == "html":
-        doc = _from_html(path, raw)
-    elif kind == "jats":
-        doc = _from_jats(path, raw)
-    else:
-        doc = _from_text(path, raw)
+    try:
+        doc = _parse(kind, path, raw)
+    except RecursionError:
+        # JSON nested past what the parser and the outline walk can hold (XML is
+        # refused at a fixed depth by parse_xml).
+        raise InputError(f"{path}: nested too deeply to be read") from None
     if not any(section.text.strip() for section in doc.sections):
         raise InputError(f"{path}: no usable text")
     return doc
+
+
+def _parse(kind: str, path: Path, raw: str) -> GuidelineDoc:
+    if kind == "markdown":
+        return _from_markdown(path, raw)
+    if kind in ("outline", "json"):
+        return _from_outline(path, raw)
+    if kind == "jsonl":
+        return _from_passages(path, raw)
+    if kind == "html":
+        return _from_html(path, raw)
+    if kind == "jats":
+        return _from_jats(path, raw)
+    return _from_text(path, raw)
 
 
 def _read_text(path: Path) -> str:

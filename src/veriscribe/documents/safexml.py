@@ -8,6 +8,10 @@ pattern over the text: a DOCTYPE can hide its internal subset behind quoted ``>`
 moment expat reports it, before any reference to it is expanded. No DTD is fetched;
 named character entities of the JATS DTDs that a document uses without declaring them
 are resolved from the HTML entity table.
+
+Elements nest at most :data:`MAX_DEPTH` deep. Real articles and guidelines stay far
+below it (MathML included); a deeper document is refused while it is parsed, so the
+readers' recursive walks over the tree never run out of stack.
 """
 
 from __future__ import annotations
@@ -19,9 +23,15 @@ from xml.parsers import expat
 
 from veriscribe.errors import InputError
 
+MAX_DEPTH = 500
+
 
 class _RefusedEntity(Exception):
     """An entity declaration: refused before anything is expanded."""
+
+
+class _TooDeep(Exception):
+    """Elements nested deeper than :data:`MAX_DEPTH`."""
 
 
 def parse_xml(data: bytes | str, source: Path | str) -> Element:
@@ -31,9 +41,11 @@ def parse_xml(data: bytes | str, source: Path | str) -> Element:
 
     Raises:
         InputError: The document declares entities (in its DOCTYPE's internal subset
-            or anywhere else), or is not well-formed XML.
+            or anywhere else), nests elements deeper than :data:`MAX_DEPTH`, or is not
+            well-formed XML.
     """
     builder = TreeBuilder()
+    depth = 0
     parser = expat.ParserCreate()
     # Never read a parameter entity or an external DTD subset.
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
@@ -42,9 +54,15 @@ def parse_xml(data: bytes | str, source: Path | str) -> Element:
         raise _RefusedEntity
 
     def start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise _TooDeep
         builder.start(tag, attrs)
 
     def end(tag: str) -> None:
+        nonlocal depth
+        depth -= 1
         builder.end(tag)
 
     def skipped(name: str, is_parameter_entity: bool) -> None:
@@ -69,6 +87,10 @@ def parse_xml(data: bytes | str, source: Path | str) -> Element:
         raise InputError(
             f"{source}: the XML declares entities (entity declarations are refused "
             "for safety)"
+        ) from None
+    except _TooDeep:
+        raise InputError(
+            f"{source}: elements nested more than {MAX_DEPTH} deep (refused)"
         ) from None
     except expat.ExpatError as exc:
         raise InputError(f"{source}: malformed XML ({exc})") from None

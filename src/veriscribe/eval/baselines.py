@@ -49,6 +49,7 @@ from veriscribe.prompts import Prompt, load_prompt
 from veriscribe.results import FacetOutcome, FailedResult, Result, Usage
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.settings import Settings
+from veriscribe.store.files import write_atomically
 from veriscribe.text.facets import split_sentences
 from veriscribe.text.replies import (
     ABSTRACT_TOKENS,
@@ -168,14 +169,13 @@ def read_inputs(
 
 def write_lines(out: Path, lines: Sequence[Line]) -> None:
     """Write results as JSON lines, replacing ``out`` only once all are written."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    with partial.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(
-                json.dumps(line.model_dump(mode="json"), ensure_ascii=False) + "\n"
-            )
-    partial.replace(out)
+    write_atomically(
+        out,
+        (
+            json.dumps(line.model_dump(mode="json"), ensure_ascii=False) + "\n"
+            for line in lines
+        ),
+    )
 
 
 def _summary(

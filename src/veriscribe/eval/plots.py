@@ -223,7 +223,12 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
     plt = _pyplot()
     funnel = report["funnel"]
     claims = funnel["claims"]
-    figure, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.8))
+    # Answers scored against gold answers get a fourth panel.
+    scored = "gold" in report or "not_found_scores" in report
+    figure, axes = plt.subplots(
+        1, 4 if scored else 3, figsize=(20 if scored else 15, 4.8)
+    )
+    left, middle, right = axes[:3]
 
     stages = [
         ("claims", claims),
@@ -285,6 +290,8 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
     right.set_ylabel("% of citations")
     right.tick_params(axis="x", labelsize=8, rotation=20)
     _percent_axis(right)
+    if scored:
+        _gold_panel(axes[3], report)
 
     figure.suptitle(
         f"Checked answers: {_short(Path(str(report['results'])).name, 40)} "
@@ -293,6 +300,45 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
     )
     figure.tight_layout(rect=(0, 0, 1, 0.93))
     _save(plt, figure, path)
+
+
+def _gold_panel(axis: Any, report: Mapping[str, Any]) -> None:
+    """Draw the answers' gold recall, one bar per tenth, with the pooled figures."""
+    recalls = [
+        q["gold_recall"]
+        for q in report.get("per_question", [])
+        if q.get("gold_recall") is not None
+    ]
+    edges = [i / 10 for i in range(11)]
+    counts, _, _ = axis.hist(recalls, bins=edges, color="#2ca02c", alpha=0.8)
+    # Room above the bars for the pooled figures.
+    axis.set_ylim(0, 1.6 * max([*counts, 1]))
+    axis.set_xlabel("gold recall (share of the gold answer's content words)")
+    axis.set_ylabel("answers")
+    gold = report.get("gold") or {}
+    words = report.get("answer_words") or {}
+    lines = [
+        f"gold recall {_pct(gold.get('gold_recall'))}, "
+        f"gold hit {_pct(gold.get('gold_hit'))}",
+        f"answer words: median {words.get('median', '-')}",
+        f"not found: {_pct(report.get('not_found_rate'))} of answers",
+    ]
+    scores = report.get("not_found_scores")
+    if scores and scores.get("unanswerable"):
+        lines.append(
+            f"not-found precision {_pct(scores['precision'])}, "
+            f"recall {_pct(scores['recall'])}"
+        )
+    if scores:
+        lines.append(f"answerable wrongly not found {_pct(scores['answerable_rate'])}")
+    axis.text(
+        0.03, 0.97, "\n".join(lines), transform=axis.transAxes, va="top", fontsize=8
+    )
+    axis.set_title(f"Answers against gold answers ({len(recalls)} scored)")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
 
 
 def retrieval_plot(report: Mapping[str, Any], path: Path) -> None:

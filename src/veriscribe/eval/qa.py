@@ -9,12 +9,19 @@ appended to one file). Counts are pooled over all answers, as in the paper's tab
 
 With a second results file that holds the same answers checked by another judge model,
 the two judges' verdicts on the claims both judged are compared with Cohen's kappa.
+
+Answers of a question set (``ask --questions``) carry their question's gold answer
+(``gold_answer``) and whether the corpus holds it (``answerable``): each answer is then
+scored against the gold (``gold_recall``, ``gold_hit``, ``answer_words``, see
+``veriscribe.metrics.gold``) in ``per_question``, pooled in ``gold``, and "not found" is
+scored against the unanswerable questions in ``not_found_scores``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +30,7 @@ from typing import Any
 from veriscribe.checks.verbatim import is_compliant
 from veriscribe.errors import InputError
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
+from veriscribe.metrics.gold import gold_recall, not_found_scores, words
 from veriscribe.metrics.qa import ClaimFunnel
 from veriscribe.results import TIERS, UNJUDGED, VERDICTS
 
@@ -171,6 +179,84 @@ def _agreement(
     return report
 
 
+def _plain(answer: str) -> str:
+    # Imported here: the answer node pulls in the graph's dependencies.
+    from veriscribe.nodes.qa.answer import plain_answer
+
+    return plain_answer(answer)
+
+
+def _labelled(result: dict[str, Any]) -> bool:
+    """Tell whether a result says if its question is answerable (a question set's)."""
+    return isinstance(result.get("answerable"), bool)
+
+
+def answer_scores(result: dict[str, Any], number: int) -> dict[str, Any]:
+    """Score one answer: its words, and against its gold answer when it has one.
+
+    A not-found or failed answer holds nothing: 0 words, gold recall 0. Gold figures
+    are None for a question without a gold answer or marked unanswerable.
+    """
+    given = not (result.get("not_found") or result.get("error"))
+    text = _plain(str(result.get("answer") or "")) if given else ""
+    gold = result.get("gold_answer")
+    scored = bool(gold) and result.get("answerable") is not False
+    recall = gold_recall(str(gold), text) if scored else None
+    return {
+        "id": str(result.get("id", number)),
+        "question": str(result.get("question", "")),
+        "answerable": result.get("answerable") if _labelled(result) else None,
+        "not_found": bool(result.get("not_found")),
+        "answer_words": len(words(text)),
+        "gold_recall": None if recall is None else round(recall, 4),
+        "gold_hit": None if recall is None else recall == 1.0,
+    }
+
+
+def _gold_report(
+    results: Sequence[dict[str, Any]], scores: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """Pool the per-question scores: gold recall and hit, answer words, not found."""
+    given = [
+        s["answer_words"]
+        for s, r in zip(scores, results, strict=True)
+        if not (r.get("not_found") or r.get("error"))
+    ]
+    report: dict[str, Any] = {
+        "answer_words": {
+            "answers": len(given),
+            "median": statistics.median(given) if given else None,
+            "mean": round(statistics.mean(given), 2) if given else None,
+        }
+    }
+    recalls = [s["gold_recall"] for s in scores if s["gold_recall"] is not None]
+    if recalls:
+        report["gold"] = {
+            "scored": len(recalls),
+            "gold_recall": round(statistics.mean(recalls), 4),
+            "gold_hit": _rate(sum(r == 1.0 for r in recalls), len(recalls)),
+        }
+    labelled = [r for r in results if _labelled(r)]
+    if labelled:
+        counts = not_found_scores(
+            (bool(r["answerable"]), bool(r.get("not_found"))) for r in labelled
+        )
+        report["not_found_scores"] = {
+            "answerable": counts.answerable,
+            "unanswerable": counts.unanswerable,
+            "not_found_answerable": counts.not_found_answerable,
+            "not_found_unanswerable": counts.not_found_unanswerable,
+            "precision": _round(counts.precision),
+            "recall": _round(counts.recall),
+            "answerable_rate": _round(counts.answerable_rate),
+        }
+    return report
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
 def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
     """Pool checked answers into the funnel, coverage, VCR, CSR and verdict figures.
 
@@ -194,6 +280,9 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
         "results": str(path),
         "answers": len(results),
         "not_found": sum(bool(r.get("not_found")) for r in results),
+        "not_found_rate": _rate(
+            sum(bool(r.get("not_found")) for r in results), len(results)
+        ),
         "errors": sum(bool(r.get("error")) for r in results),
         "funnel": funnel.as_dict(),
         "rates": {
@@ -230,6 +319,9 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
         ),
         "statuses": dict(sorted(Counter(str(c.get("status")) for c in claims).items())),
     }
+    scores = [answer_scores(r, n) for n, r in enumerate(results, 1)]
+    report.update(_gold_report(results, scores))
+    report["per_question"] = scores
     if second is not None:
         report["agreement"] = _agreement(results, read_results(second), second)
     return report

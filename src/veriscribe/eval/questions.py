@@ -11,7 +11,6 @@ without any model call. The output is JSON lines in the cpgQA layout that
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,6 +35,7 @@ from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
 from veriscribe.store import corpora
+from veriscribe.store.files import write_atomically
 
 __all__ = ["make_questions", "parse_styles"]
 
@@ -74,14 +74,10 @@ def output_record(corpus: str, item: QuestionItem, model: str) -> dict[str, Any]
 
 
 def _write(path: Path, lines: Sequence[dict[str, Any]]) -> None:
-    partial = path.with_name(path.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        partial.replace(path)
+        write_atomically(
+            path, (json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        )
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from exc
 

@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -164,19 +164,27 @@ class GraphRunner:
             if fresh and not run.resumed and snapshot.values:
                 await self.saver.adelete_thread(thread_id)
             token = call_scope.set((run_id, thread_id))
+            final: dict[str, Any] | None = None
             try:
-                async for update in self.graph.astream(
+                async for item in self.graph.astream(
                     None if run.resumed else dict(graph_input),
                     config,
                     context=context,
-                    stream_mode="updates",
+                    stream_mode=["updates", "values"],
                 ):
-                    if on_update is not None:
-                        for node, change in update.items():
+                    mode, chunk = cast(tuple[str, dict[str, Any]], item)
+                    if mode == "values":
+                        # The state after each step: the last one is the final
+                        # state, without reading it back from the checkpoint.
+                        final = chunk
+                    elif on_update is not None:
+                        for node, change in chunk.items():
                             on_update(node, change if isinstance(change, dict) else {})
             finally:
                 call_scope.reset(token)
-            run.values = dict((await self.graph.aget_state(config)).values)
+            if final is None:
+                final = (await self.graph.aget_state(config)).values
+            run.values = dict(final)
         run.seconds = time.perf_counter() - started
         return run
 

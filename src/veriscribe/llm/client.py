@@ -419,18 +419,22 @@ class LLM:
             prompt_tokens=int(meta.get("input_tokens") or prompt_tokens),
             output_tokens=int(meta.get("output_tokens") or 0),
         )
-        await self._log(
-            prompt_id,
-            usage.prompt_tokens,
-            usage.output_tokens,
-            seconds,
-            "ok",
-            endpoint=served_by,
-        )
-        if schema is None or _parses(raw, schema):
-            await self._cache_put(
-                prompt_id, messages, max_tokens, schema, raw, usage, key
+        if self.store is not None:
+            cached = (
+                (key, CachedResponse(raw, usage.prompt_tokens, usage.output_tokens))
+                if use_cache and (schema is None or _parses(raw, schema))
+                else None
             )
+            fields = self._log_fields(
+                prompt_id,
+                usage.prompt_tokens,
+                usage.output_tokens,
+                seconds,
+                "ok",
+                endpoint=served_by,
+            )
+            # One trip to the database for the log row and the cached reply.
+            await calls.log_answered_call(self.store, fields, cached)
         return raw, usage, seconds, attempt
 
     async def _attempt(
@@ -504,21 +508,43 @@ class LLM:
     ) -> None:
         if self.store is None:
             return
-        run_id, thread_id = call_scope.get()
-        await calls.log_call(
-            self.store,
-            backend=self.spec.backend,
-            model=self.model_name or self.spec.name,
-            prompt_id=prompt_id,
-            prompt_tokens=prompt_tokens,
-            output_tokens=output_tokens,
-            latency_s=latency,
-            outcome=outcome,
-            detail=None if detail is None else redact(detail),
-            run_id=run_id,
-            thread_id=thread_id,
-            endpoint=redact(endpoint) if endpoint else None,
+        fields = self._log_fields(
+            prompt_id,
+            prompt_tokens,
+            output_tokens,
+            latency,
+            outcome,
+            detail,
+            endpoint=endpoint,
         )
+        await calls.log_call(self.store, **fields)
+
+    def _log_fields(
+        self,
+        prompt_id: str,
+        prompt_tokens: int,
+        output_tokens: int,
+        latency: float,
+        outcome: str,
+        detail: str | None = None,
+        *,
+        endpoint: str = "",
+    ) -> dict[str, Any]:
+        """Return the call log row of one attempt, in the current call scope."""
+        run_id, thread_id = call_scope.get()
+        return {
+            "backend": self.spec.backend,
+            "model": self.model_name or self.spec.name,
+            "prompt_id": prompt_id,
+            "prompt_tokens": prompt_tokens,
+            "output_tokens": output_tokens,
+            "latency_s": latency,
+            "outcome": outcome,
+            "detail": None if detail is None else redact(detail),
+            "run_id": run_id,
+            "thread_id": thread_id,
+            "endpoint": redact(endpoint) if endpoint else None,
+        }
 
 
 class _OneWord(BaseModel):

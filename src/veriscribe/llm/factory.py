@@ -14,6 +14,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.llm.endpoints import Endpoint, resolve_endpoints
 from veriscribe.llm.pool import EndpointPool, Member
 from veriscribe.llm.spec import ModelSpec, parse_spec
+from veriscribe.redaction import redact, remember_secrets_in
 from veriscribe.settings import LLMSettings, Settings, default_data_dir
 from veriscribe.store.db import Store
 
@@ -32,6 +33,15 @@ def ollama_host() -> str:
     if host.count(":") < 2:
         host = f"{host}:11434"
     return host.rstrip("/")
+
+
+def shown_url(url: str) -> str:
+    """Return a server URL as results, messages and the call log show it.
+
+    Its password and keys are hidden, here and in every later text.
+    """
+    remember_secrets_in(url)
+    return redact(url)
 
 
 def http_timeout(cfg: LLMSettings) -> httpx.Timeout:
@@ -190,7 +200,7 @@ def make_llm(
             spec=parsed,
             chat=ollama_chat(parsed.name, host, cfg),
             store=store,
-            endpoint=host,
+            endpoint=shown_url(host),
             **server_llm_kwargs("ollama", cfg),
         )
     if parsed.backend == "openai":
@@ -205,7 +215,7 @@ def make_llm(
             spec=parsed,
             chat=openai_chat(parsed.name, base_url, cfg, api_key),
             store=store,
-            endpoint=base_url or "https://api.openai.com/v1",
+            endpoint=shown_url(base_url or "https://api.openai.com/v1"),
             **server_llm_kwargs("openai", cfg),
         )
     from veriscribe.llm.sim import SimChatModel

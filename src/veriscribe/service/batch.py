@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -38,7 +39,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -48,7 +49,8 @@ from langchain_core.outputs import LLMResult
 from veriscribe.documents.articles import (
     Article,
     ReadFailure,
-    expand_inputs,
+    WalkStopped,
+    expand_input,
     read_articles,
 )
 from veriscribe.errors import ConfigError, InputError, NotFound, VeriscribeError
@@ -91,6 +93,7 @@ from veriscribe.store.runs import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 KIND = "abstract"
 LEASE_S = 120.0  # a claim not renewed for this long is another worker's to take
@@ -98,6 +101,7 @@ HEARTBEAT_S = 20.0
 WAIT_S = 5.0  # how often a worker with nothing to claim looks at others' claims
 TICK_S = 0.5  # how often the progress callback hears about calls in flight
 REGISTER_CHUNK = 200
+READ_CHUNK = 100  # articles read per thread hop while registering
 
 
 def article_slots(concurrency: int) -> int:
@@ -332,6 +336,7 @@ class BatchRunner:
         self.graph: GraphRunner | None = None
         self.checkpoints: Store | None = None
         self.output_report: SyncReport | None = None
+        self.registered_all = True  # False: a stop request cut registration short
 
     # ----------------------------------------------------------------- registering
 
@@ -387,15 +392,37 @@ class BatchRunner:
             )
             seq += 1
 
+        # Reading runs in threads: a slow walk or parse never keeps the event loop
+        # from running the Ctrl-C handler, and a stop request ends registration.
         for text in self.config.inputs:
             try:
-                paths = expand_inputs([text])
+                found = await asyncio.to_thread(
+                    expand_input, text, should_stop=self.stopping.is_set
+                )
+            except WalkStopped:
+                break
             except InputError as exc:
                 failed(text, None, exc.user_message)
                 continue
-            for path in paths:
-                try:
-                    for item in read_articles(path, max_bytes=self.max_input_bytes):
+            for link, reason in found.skipped:
+                failed(str(link), None, reason)
+            for path in found.files:
+                if self.stopping.is_set():
+                    break
+                reader = _articles_of(path, self.max_input_bytes)
+                while True:
+                    try:
+                        chunk = await asyncio.to_thread(_take, reader, READ_CHUNK)
+                    except InputError as exc:
+                        failed(str(path), None, exc.user_message)
+                        break
+                    except Exception as exc:  # one unreadable input never stops a batch
+                        log.exception("cannot read %s", path)
+                        failed(
+                            str(path), None, f"cannot read the file: {_describe(exc)}"
+                        )
+                        break
+                    for item in chunk:
                         if isinstance(item, ReadFailure):
                             failed(item.source, item.id, item.reason)
                         elif not item.paragraphs:
@@ -404,11 +431,27 @@ class BatchRunner:
                             seen.add(item.source)
                             articles.append((seq, item))
                             seq += 1
-                except InputError as exc:
-                    failed(str(path), None, exc.user_message)
-                if len(items) + len(articles) >= REGISTER_CHUNK:
-                    await flush()
+                    if len(items) + len(articles) >= REGISTER_CHUNK:
+                        await flush()
+                    if len(chunk) < READ_CHUNK or self.stopping.is_set():
+                        break
+            if self.stopping.is_set():
+                break
+        self.registered_all = not self.stopping.is_set()
         await flush()
+
+    async def check_output(self) -> None:
+        """Refuse an output file that is not this run's (see ``ResultsFile.scan``).
+
+        Raises:
+            InputError: The file holds something else, or cannot be read.
+        """
+        try:
+            await asyncio.to_thread(self.results.scan)
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {self.results.path}: {exc.strerror or exc}"
+            ) from exc
 
     async def sync_output(self) -> SyncReport:
         """Repair the output file from the database (see ``ResultsFile.sync``).
@@ -601,6 +644,8 @@ class BatchRunner:
     async def _run(self) -> BatchSummary:
         self.progress.stage = "registering"
         self._report()
+        # Refuse an --out file that is not this run's before reading any input.
+        await self.check_output()
         if self.registers:
             await self.register()
         await runs.reclaim(self.store, self.run_id, self.lease_s)
@@ -641,7 +686,7 @@ class BatchRunner:
             await runs.end_session(self.store, self.run_id, self.worker, outcome)
             if self.checkpoints is not None:
                 await self.checkpoints.close()
-            if counts.remaining == 0:
+            if counts.remaining == 0 and self.registered_all:
                 await runs.set_status(self.store, self.run_id, "finished")
             elif outcome != "finished":
                 await runs.set_status(self.store, self.run_id, "interrupted")
@@ -650,7 +695,7 @@ class BatchRunner:
             raise VeriscribeError(
                 f"cannot write {self.results.path}: {ended[0]}"
             ) from ended[0]
-        if counts.remaining == 0 and outcome == "finished":
+        if counts.remaining == 0 and outcome == "finished" and self.registered_all:
             # Items that other workers finished (one that died among them) but whose
             # lines never reached this file: written now, each once.
             await self.sync_output()
@@ -673,6 +718,24 @@ class BatchRunner:
         return BatchSummary(
             **dict(summary), session=session, interrupted=outcome == "interrupted"
         )
+
+
+def _articles_of(path: Path, max_bytes: int | None) -> Iterator[Article | ReadFailure]:
+    """Yield a file's articles; whatever goes wrong, only once iteration starts."""
+    yield from read_articles(path, max_bytes=max_bytes)
+
+
+def _take(items: Iterator[T], n: int) -> list[T]:
+    """Return the next ``n`` items (fewer at the end)."""
+    return list(itertools.islice(items, n))
+
+
+def _describe(exc: BaseException) -> str:
+    """Return an unexpected error in one line: its kind, and its message if short."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    message = redact(str(exc)).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {message[:200]}" if message else type(exc).__name__
 
 
 @contextlib.contextmanager

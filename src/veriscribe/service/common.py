@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from veriscribe.documents.articles import Article
+from veriscribe.redaction import redact
 from veriscribe.results import FailedResult, Usage
 from veriscribe.settings import Settings
 from veriscribe.store.connect import open_database
@@ -48,7 +49,7 @@ def failed_result(
         id=article_id,
         source=source,
         title=article.title if article else "",
-        error=reason,
+        error=redact(reason),
         reference=article.reference if article else None,
         facets=[],
         fallbacks=[],

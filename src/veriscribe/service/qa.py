@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -37,6 +39,7 @@ from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.db import Store
+from veriscribe.store.files import write_atomically
 
 OnStage = Callable[[str, dict[str, Any]], None]
 """Called after each graph step with the node's name and its state update."""
@@ -309,6 +312,15 @@ class ChatSession:
         ]
 
 
+def _check_writable(out: Path) -> None:
+    """Refuse, before any model call, an output whose directory cannot be written."""
+    directory = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise InputError(f"cannot write {out}: it is a directory")
+    if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write {out}: {directory} is not a writable directory")
+
+
 OnAnswer = Callable[[QuestionSetAnswer, int, int], None]
 """Progress of a question set: a result, how many are done, how many in all."""
 
@@ -327,8 +339,9 @@ async def ask_questions(
     """Answer every question of a set and write one checked result per line.
 
     Each question is its own checkpointed thread, so running the same set again reuses
-    the finished answers without a model call and continues where a crash stopped; the
-    output is written afresh each time. A question whose answer cannot be made (it is
+    the finished answers without a model call and continues where a crash stopped. The
+    output is written afresh, whole, once every question is done: until then ``out``
+    keeps what it held. A question whose answer cannot be made (it is
     empty, or too long for the model's context) is counted with its reason; a backend
     that fails stops the run.
 
@@ -341,33 +354,40 @@ async def ask_questions(
     answered = reused = gold_read = 0
     usage = TokenUsage()
     started = time.perf_counter()
-    try:
-        handle = out.open("w", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {out}: {exc.strerror}") from exc
-    with handle:
-        for done, item in enumerate(questions, 1):
-            try:
-                result = await ask(
-                    settings, corpus, item["question"], options=options, model=model
-                )
-            except (ContextOverflow, ConstraintError, InputError) as exc:
-                failures.append(QuestionFailure(id=item["id"], reason=exc.user_message))
-                continue
-            hit = any(is_hit(item["gold"], key) for key in result.read_set)
-            line = QuestionSetAnswer(
-                **dict(result), id=item["id"], gold_section=item["gold"], gold_read=hit
+    _check_writable(out)
+    lines: list[str] = []
+    for done, item in enumerate(questions, 1):
+        try:
+            result = await ask(
+                settings, corpus, item["question"], options=options, model=model
             )
-            fields = line.model_dump(mode="json")
-            first = {"id": fields.pop("id"), "gold_section": fields.pop("gold_section")}
-            handle.write(json.dumps(first | fields, ensure_ascii=False) + "\n")
-            handle.flush()
-            answered += 1
-            reused += line.reused
-            gold_read += hit
-            usage += line.usage
-            if on_answer is not None:
-                on_answer(line, done, len(questions))
+        except (ContextOverflow, ConstraintError, InputError) as exc:
+            failures.append(QuestionFailure(id=item["id"], reason=exc.user_message))
+            continue
+        hit = any(is_hit(item["gold"], key) for key in result.read_set)
+        line = QuestionSetAnswer(
+            **dict(result),
+            id=item["id"],
+            gold_section=item["gold"],
+            gold_read=hit,
+            gold_answer=item["answer"],
+            answerable=item["answerable"],
+        )
+        fields = line.model_dump(mode="json")
+        first = {"id": fields.pop("id"), "gold_section": fields.pop("gold_section")}
+        lines.append(json.dumps(first | fields, ensure_ascii=False) + "\n")
+        answered += 1
+        reused += line.reused
+        gold_read += hit
+        usage += line.usage
+        if on_answer is not None:
+            on_answer(line, done, len(questions))
+    # Written whole once every question is answered: an interrupted or failed run
+    # leaves the file as it was, and its answers are in their threads for the rerun.
+    try:
+        await asyncio.to_thread(write_atomically, out, lines)
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}") from exc
     return QuestionSetSummary(
         out=str(out),
         corpus=corpus,

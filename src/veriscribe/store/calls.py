@@ -8,8 +8,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from veriscribe.redaction import redact
 from veriscribe.results import Usage
-from veriscribe.store.db import Row, Store
+from veriscribe.store.db import Row, Store, Tx
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,42 @@ async def run_calls(store: Store, run_id: str) -> list[Row]:
     )
 
 
-async def log_call(store: Store, **fields: Any) -> None:
-    """Record one model call (model, prompt id, tokens, latency, outcome)."""
+def _log_statement(fields: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """Return the insert of one call log row and its values (``at`` now if unset).
+
+    The endpoint and the failure detail are redacted: a URL may carry a key or a
+    password, and a server may echo the key it refused.
+    """
+    for name in ("endpoint", "detail"):
+        if fields.get(name):
+            fields[name] = redact(str(fields[name]))
     fields.setdefault("at", time.time())
     columns = ", ".join(fields)
     marks = ", ".join("?" for _ in fields)
-    await store.execute(
-        f"INSERT INTO llm_calls ({columns}) VALUES ({marks})",
-        tuple(fields.values()),
-    )
+    return f"INSERT INTO llm_calls ({columns}) VALUES ({marks})", tuple(fields.values())
+
+
+async def log_call(store: Store, **fields: Any) -> None:
+    """Record one model call (model, prompt id, tokens, latency, outcome)."""
+    await store.execute(*_log_statement(fields))
+
+
+async def log_answered_call(
+    store: Store, fields: dict[str, Any], cached: tuple[str, CachedResponse] | None
+) -> None:
+    """Record one answered model call and cache its response, in one transaction.
+
+    The same rows as :func:`log_call` then :func:`cache_put`, in one trip to the
+    database instead of two: every model call of a batch makes both.
+    """
+    log = _log_statement(dict(fields))
+
+    def write(tx: Tx) -> None:
+        tx.execute(*log)
+        if cached is not None:
+            tx.execute(*_cache_statement(*cached))
+
+    await store.transaction(write)
 
 
 async def cache_get(store: Store, key: str) -> CachedResponse | None:
@@ -89,9 +117,9 @@ async def cache_get(store: Store, key: str) -> CachedResponse | None:
     return CachedResponse(*row) if row else None
 
 
-async def cache_put(store: Store, key: str, response: CachedResponse) -> None:
-    """Store a response under ``key`` (a later one replaces it)."""
-    await store.execute(
+def _cache_statement(key: str, response: CachedResponse) -> tuple[str, tuple[Any, ...]]:
+    """Return the upsert of one cached response and its values."""
+    return (
         "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
         "content = excluded.content, prompt_tokens = excluded.prompt_tokens, "
         "output_tokens = excluded.output_tokens, created = excluded.created",
@@ -103,6 +131,11 @@ async def cache_put(store: Store, key: str, response: CachedResponse) -> None:
             time.time(),
         ),
     )
+
+
+async def cache_put(store: Store, key: str, response: CachedResponse) -> None:
+    """Store a response under ``key`` (a later one replaces it)."""
+    await store.execute(*_cache_statement(key, response))
 
 
 async def call_counts(store: Store, run_id: str | None = None) -> dict[str, int]:

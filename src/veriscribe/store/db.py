@@ -1,10 +1,11 @@
 """The veriscribe database: its connection and migrations, in SQLite or PostgreSQL.
 
 ``VERISCRIBE_DB`` (or ``--db``) names it: a path (or ``sqlite:PATH``) is an embedded
-SQLite file, the default, with no server; a ``postgresql://`` DSN is a PostgreSQL
-database that workers on many machines can share. Both hold the same tables, made by
-the same named migrations, and every query is written once (see
-:mod:`veriscribe.store.dialect` for the few spellings that differ).
+SQLite file, the default, with no server; a ``postgresql://`` DSN (or libpq's keyword
+form, ``host=... dbname=...``) is a PostgreSQL database that workers on many machines
+can share. Both hold the same tables, made by the same named migrations, and every
+query is written once (see :mod:`veriscribe.store.dialect` for the few spellings that
+differ).
 
 :class:`Store` is the connection and its migrations only. The queries of each family of
 tables are free async functions that take the Store first, one module a family:
@@ -48,9 +49,10 @@ Every query in veriscribe follows these rules; this is the one place that states
    transaction to protect.
 5. **The LangGraph checkpointer** (:meth:`Store.checkpointer`) is the one other user
    of a connection. On SQLite it shares ``Store.conn`` and keeps its own rules (its own
-   lock, cursors closed with ``async with``, ``commit()`` after each write); rule 4
-   keeps its ``commit()`` from ever landing inside one of our transactions. On
-   PostgreSQL it has an async connection of its own. Nothing else touches them.
+   lock; each read, and each write with its ``commit()``, one job on the connection's
+   thread, see :mod:`veriscribe.store.sqlite_saver`); rule 4 keeps its ``commit()``
+   from ever landing inside one of our transactions. On PostgreSQL it has an async
+   connection of its own. Nothing else touches them.
 
 Several processes (batch workers, a chat) may open the same database. SQLite: WAL lets
 readers and one writer proceed together, and the busy timeout waits out short write
@@ -72,6 +74,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from veriscribe.errors import ConfigError
+from veriscribe.redaction import redact
 from veriscribe.store.dialect import Dialect
 from veriscribe.store.migrations import MIGRATIONS, Migration
 
@@ -89,18 +92,29 @@ Params = Sequence[Any] | Mapping[str, Any]
 T = TypeVar("T")
 
 _DSN = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
-_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
+# libpq's keyword form, "host=db dbname=v user=u password=...": taken for a file
+# name, it would have made a SQLite file named after the password.
+_KEYWORD_DSN = re.compile(
+    r"^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode"
+    r"|connect_timeout|options|application_name)\s*=",
+    re.IGNORECASE,
+)
 
 
 def is_dsn(target: str | Path) -> bool:
-    """Tell whether a database setting names a PostgreSQL server (not a SQLite file)."""
-    return bool(_DSN.match(str(target)))
+    """Tell whether a database setting names a PostgreSQL server (not a SQLite file).
+
+    A server is named by a URL (``postgresql://...``) or by libpq's keywords
+    (``host=db dbname=v ...``); a :class:`~pathlib.Path` is always a file.
+    """
+    if isinstance(target, Path):
+        return False
+    return bool(_DSN.match(target) or _KEYWORD_DSN.match(target))
 
 
 def shown_target(target: str | Path) -> str:
-    """Return a database setting fit to print: a DSN's password is hidden."""
-    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", str(target)))
+    """Return a database setting fit to print: a DSN's password and keys are hidden."""
+    return redact(str(target))
 
 
 def sqlite_path(target: str | Path) -> Path:

@@ -84,10 +84,11 @@ class ResultsFile:
         self.offset = 0  # bytes of the file whose lines are in ``present``
 
     def scan(self) -> Scan:
-        """Read the file's complete lines; refuse a file that holds another run's lines.
+        """Read the file's complete lines; refuse a file that is not this run's output.
 
         Raises:
-            InputError: A complete line that is not a result of this run.
+            InputError: A complete line that is not a result of this run, or a file
+                whose only content is a line without newline that is not ours.
         """
         if not self.path.exists():
             return Scan([], 0, 0)
@@ -100,12 +101,43 @@ class ResultsFile:
             if raw.strip():
                 lines.append((self._key(raw, number), start, end))
             start = end
+        if valid_end < len(data) and not lines:
+            self._check_lone_tail(data[valid_end:])
         return Scan(lines, valid_end, len(data))
+
+    def _check_lone_tail(self, tail: bytes) -> None:
+        """Refuse a file whose only content, a line without newline, is not ours.
+
+        After complete lines of this run, a partial last line can only be this run's
+        torn write. Alone, it is ours only if it is one of our lines (the run id tells),
+        or a torn beginning of one: ``{"id":"`` exactly as this module's writers
+        serialise a line, and no other run's id. Anything else is someone's file that
+        merely lacks a final newline, and is never cut.
+        """
+        try:
+            item = json.loads(tail)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            item = None
+        if isinstance(item, dict):
+            ours = item.get("run_id") == self.run_id
+        else:
+            marker = b'"run_id":'
+            at = tail.rfind(marker)
+            rest = tail[at + len(marker) :] if at >= 0 else b""
+            expected = _run_id_json(self.run_id)
+            ours = tail.startswith(b'{"id":"') and expected.startswith(
+                rest[: len(expected)]
+            )
+        if not ours:
+            raise InputError(
+                f"{self.path} exists and is not a results file of run {self.run_id}: "
+                "write to another --out file (the file was left as it was)"
+            )
 
     def _key(self, raw: bytes, number: int) -> str:
         try:
             item = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             item = None
         if (
             not isinstance(item, dict)
@@ -214,6 +246,11 @@ class ResultsFile:
         if complete < len(data):
             os.truncate(self.path, self.offset + complete)
         self.offset += complete
+
+
+def _run_id_json(run_id: str) -> bytes:
+    # The run id's value as a line holds it: compact JSON, closing brace included.
+    return json.dumps(run_id, ensure_ascii=False).encode("utf-8") + b"}"
 
 
 def _line(text: str) -> bytes:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from veriscribe.errors import ConfigError
+from veriscribe.redaction import redact, remember_secrets_in, secrets_in
 from veriscribe.store.db import Params, Row, Store, Tx, shown_target
 from veriscribe.store.dialect import POSTGRES
 
@@ -70,6 +71,22 @@ class PgTx:
             return cur.rowcount
 
 
+def unreachable(dsn: str, exc: Exception) -> ConfigError:
+    """Return why the database cannot be reached, in one line that holds no secret.
+
+    Every psycopg error counts, not only a failed connection: a DSN that does not
+    parse (a bad percent escape in the password) is quoted back by libpq.
+    """
+    # libpq's message spans lines (the failure, then hints): one line is shown.
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return ConfigError(
+        redact(
+            f"cannot reach the database {shown_target(dsn)}: {detail}",
+            also=secrets_in(dsn),
+        )
+    )
+
+
 def _connect(dsn: str) -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(
@@ -78,12 +95,8 @@ def _connect(dsn: str) -> psycopg.Connection[Any]:
             connect_timeout=CONNECT_TIMEOUT_S,
             client_encoding="utf8",
         )
-    except psycopg.OperationalError as exc:
-        # libpq's message spans lines (the failure, then hints): one line is shown.
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise ConfigError(
-            f"cannot reach the database {shown_target(dsn)}: {detail}"
-        ) from exc
+    except psycopg.Error as exc:
+        raise unreachable(dsn, exc) from exc
 
 
 class PostgresStore(Store):
@@ -103,6 +116,9 @@ class PostgresStore(Store):
     @classmethod
     async def connect(cls, dsn: str) -> PostgresStore:
         """Connect to the server; the connection's jobs run on a thread of its own."""
+        # Whatever quotes the DSN later (a driver error, a traceback), its
+        # password stays hidden.
+        remember_secrets_in(dsn)
         executor = ThreadPoolExecutor(1, thread_name_prefix="veriscribe-pg")
         loop = asyncio.get_running_loop()
         try:
@@ -172,7 +188,10 @@ class PostgresStore(Store):
                 connect_timeout=CONNECT_TIMEOUT_S,
                 client_encoding="utf8",
             )
-            self._saver_conn = await connect()
+            try:
+                self._saver_conn = await connect()
+            except psycopg.Error as exc:
+                raise unreachable(self.target, exc) from exc
             saver = AsyncPostgresSaver(self._saver_conn)
             # Its setup() is not safe to run from several processes at once.
             async with self._migration_lock():

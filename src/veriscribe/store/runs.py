@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from veriscribe.redaction import redact
 from veriscribe.results import Usage
 from veriscribe.store.db import Store
 
@@ -287,7 +288,7 @@ async def put_items(store: Store, run_id: str, items: Sequence[NewItem]) -> None
             i.doc_key,
             i.weight,
             i.status,
-            i.reason,
+            None if i.reason is None else redact(i.reason),
             i.result,
             now if i.status == "failed" else None,
         )
@@ -362,7 +363,7 @@ async def finish(
         "AND status = 'running'",
         (
             outcome.status,
-            outcome.reason,
+            None if outcome.reason is None else redact(outcome.reason),
             round(outcome.seconds, 3),
             usage.calls,
             usage.prompt_tokens,

@@ -16,7 +16,7 @@ from veriscribe.store.db import Params, Row, Store, Tx
 from veriscribe.store.dialect import SQLITE
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from veriscribe.store.sqlite_saver import OneJobSqliteSaver
 
 SETUP_ATTEMPTS = 20
 """Tries of a setup step (WAL switch, checkpoint tables) while other processes set up."""
@@ -91,7 +91,7 @@ class SqliteStore(Store):
         self.conn = conn
         self.path = path
         self.target = str(path)
-        self._saver: AsyncSqliteSaver | None = None
+        self._saver: OneJobSqliteSaver | None = None
 
     @classmethod
     async def connect(cls, path: Path) -> SqliteStore:
@@ -146,12 +146,12 @@ class SqliteStore(Store):
         # Each migration's BEGIN IMMEDIATE already serialises processes.
         yield
 
-    async def checkpointer(self) -> AsyncSqliteSaver:
+    async def checkpointer(self) -> OneJobSqliteSaver:
         """Return a checkpointer over this store's connection, tables created."""
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        from veriscribe.store.sqlite_saver import OneJobSqliteSaver
 
         if self._saver is None:
-            saver = AsyncSqliteSaver(self.conn)
+            saver = OneJobSqliteSaver(self.conn)
             # Its setup creates tables in autocommit: when another process creates
             # them at the same moment, SQLite refuses at once rather than wait (see
             # `migrate`). The tables are created "if not exists": try again.

@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any, Final, Literal
 
 import pysbd
+from pysbd.lang.english import English
 from pysbd.utils import TextSpan
 from rapidfuzz import fuzz, process
 
@@ -90,6 +91,61 @@ _WINDOWS: Final = (400, 1200)
 _WINDOW_MARGIN: Final = 120
 
 
+@cache
+def _abbreviation_patterns(
+    abbreviations: tuple[str, ...],
+) -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
+    """Return pysbd's two patterns of each abbreviation, compiled once, in its order."""
+    return tuple(
+        (
+            stripped,
+            re.compile(rf"(?:^|\s|\r|\n){stripped}", re.IGNORECASE),
+            re.compile(r"(?<={" + str(re.escape(stripped)) + "} ).{1}"),
+        )
+        for stripped in (a.strip() for a in abbreviations)
+    )
+
+
+class _AbbreviationReplacer(English.AbbreviationReplacer):  # type: ignore[misc]
+    """pysbd's abbreviation replacer, without the work that cannot change its result.
+
+    For each abbreviation in the text, pysbd looks for it after every space and then
+    rewrites the whole text once per occurrence ("al" occurs at the start of every
+    "also", "all", "although"). The rewrite of an occurrence turns the periods that
+    follow it into a placeholder; done again for the same occurrence text it finds no
+    period left to turn, so only the first of equal occurrences is done here. pysbd's
+    next-word pattern is wrapped in literal braces: it finds nothing in a text without
+    a "{", and is not run there. The patterns are compiled once.
+    """
+
+    def search_for_abbreviations_in_string(self, text: str) -> str:
+        """Protect the periods of abbreviations in one line, as pysbd does."""
+        lowered = text.lower()
+        patterns = _abbreviation_patterns(tuple(self.lang.Abbreviation.ABBREVIATIONS))
+        for stripped, starts, next_word in patterns:
+            if stripped not in lowered:
+                continue
+            found: list[str] = starts.findall(text)
+            if not found:
+                continue
+            char_array: list[str] = next_word.findall(text) if "{" in text else []
+            done: set[str] = set()
+            for index, match in enumerate(found):
+                if index >= len(char_array):
+                    # No next character: the rewrite depends on the occurrence only.
+                    if match in done:
+                        continue
+                    done.add(match)
+                text = self.scan_for_replacements(text, match, index, char_array)
+        return text
+
+
+class _English(English):  # type: ignore[misc]
+    """pysbd's English, with the faster abbreviation replacer."""
+
+    AbbreviationReplacer = _AbbreviationReplacer
+
+
 class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]  # pysbd is untyped
     r"""pysbd's segmenter, locating its sentences in the text by plain search.
 
@@ -97,6 +153,10 @@ class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]  # pysbd is untyped
     escaped, then ``\s*``), compiled anew for every sentence: most of the time of a
     short paragraph. A plain search gives the same spans.
     """
+
+    def __init__(self) -> None:
+        super().__init__(language="en", clean=False, char_span=True)
+        self.language_module = _English
 
     def sentences_with_char_spans(self, sentences: list[str]) -> list[TextSpan]:
         """Return each sentence's span: its first occurrence after the previous one."""
@@ -133,7 +193,7 @@ _RE_CACHE: Final = 4096
 def _segmenter() -> pysbd.Segmenter:
     if getattr(re, "_MAXCACHE", _RE_CACHE) < _RE_CACHE:
         setattr(re, "_MAXCACHE", _RE_CACHE)  # noqa: B010  (a private constant)
-    return _Segmenter(language="en", clean=False, char_span=True)
+    return _Segmenter()
 
 
 @cache
