@@ -3,7 +3,7 @@
 Run as ``python scripts/render_documents.py OUT_DIR SOURCE...``. Each source (``.md`` or
 JATS ``.xml``) becomes ``OUT_DIR/<stem>.html`` and, when headless Chromium is
 installed, ``<stem>-1col.pdf`` and ``<stem>-2col.pdf``: one- and two-column layouts with
-a running header (a fixed element repeated on every page) and Chromium's own header and
+a running header (a table head, which Chromium repeats on every page) and Chromium's own header and
 footer lines (date, title, file address and ``n/N`` page numbers).
 
 ``--max-chars N`` cuts a Markdown source at the last heading before N characters and
@@ -33,15 +33,18 @@ _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 _STYLE = """
 body { font-family: 'DejaVu Serif', serif; font-size: 10.5pt; line-height: 1.35;
        margin: 0; }
-.running { position: fixed; top: 0; left: 0; right: 0; font-size: 8pt;
-           color: #555; border-bottom: 0.5pt solid #999; padding-bottom: 2pt; }
-main { padding-top: 18pt; }
+table.page { width: 100%; border-collapse: collapse; table-layout: auto; font-size: inherit; }
+table.page > thead > tr > td, table.page > tbody > tr > td { border: 0; padding: 0; }
+.running { font-size: 8pt; color: #555; border-bottom: 0.5pt solid #999;
+           padding-bottom: 2pt; margin-bottom: 8pt; }
 h1 { font-size: 20pt; } h2 { font-size: 15pt; } h3 { font-size: 12.5pt; }
 h4, h5, h6 { font-size: 11pt; }
 h1, h2, h3, h4, h5, h6 { font-family: 'DejaVu Sans', sans-serif; font-weight: bold;
        break-after: avoid; }
 p { text-align: justify; hyphens: auto; margin: 0 0 6pt 0; }
-table { border-collapse: collapse; font-size: 9pt; }
+table { border-collapse: collapse; font-size: 9pt; width: 100%; table-layout: fixed;
+        overflow-wrap: break-word; }
+img { max-width: 100%; }
 td, th { border: 0.5pt solid #999; padding: 2pt 4pt; }
 """
 _TWO_COLUMNS = "main { column-count: 2; column-gap: 18pt; }"
@@ -141,8 +144,11 @@ def page(body: str, title: str, running: str, columns: int) -> str:
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>{style}</style></head><body>"
+        # A table's head is repeated on every printed page: the running header.
+        "<table class='page'><thead><tr><td>"
         f"<header class='running'>{html.escape(running)}</header>"
-        f"<main>{body}</main></body></html>"
+        f"</td></tr></thead><tbody><tr><td><main>{body}</main></td></tr></tbody>"
+        "</table></body></html>"
     )
 
 

@@ -57,7 +57,7 @@ def test_pdf_article_has_title_abstract_and_paragraphs() -> None:
     assert article.reference and "chronic fatigue syndrome" in article.reference
     assert article.paragraphs[0].path == ("Introduction",)
     assert not any("Abstract" in p.path for p in article.paragraphs)
-    assert article.meta["layout"] == "pdf" and article.meta["pages"] == "4"
+    assert article.meta["layout"] == "pdf" and article.meta["pages"] == "5"
 
 
 def _line(text: str, page: int, top: float, x0: float = 72, x1: float = 300) -> Line:

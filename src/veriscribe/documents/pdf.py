@@ -53,6 +53,25 @@ _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})*\.?|[IVXLC]{1,6}\.|[A-Z]\.)\s+
 _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _FIRST_WORD = re.compile(r"^([a-z]+)")
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+_RUN_ON_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "with",
+    }
+)
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]\u201d\u2019]?$")
 
 
@@ -301,7 +320,7 @@ def page_lines(glyphs: list[_Glyph], page: int) -> list[Line]:
         for glyph in row:
             if segment:
                 gap = glyph.x0 - segment[-1].x1
-                if gap > 1.2 * max(glyph.size, segment[-1].size):
+                if gap > 0.9 * max(glyph.size, segment[-1].size):
                     lines.append(_line(segment, page))
                     segment = []
                 elif (
@@ -434,15 +453,17 @@ def _gutter(lines: list[Line], left: float, right: float) -> float | None:
     if width <= 0 or len(lines) < 6:
         return None
     steps = 60
-    scored = []
+    scored: list[tuple[float, int, float]] = []
     for step in range(steps + 1):
         x = left + width * (0.35 + 0.3 * step / steps)
         spanning = sum(1 for line in lines if _spans(line, x, 0.05 * width))
         touching = sum(1 for line in lines if line.x0 < x < line.x1)
-        scored.append(((spanning, touching), x))
-    best = min(score for score, _ in scored)
-    ties = [x for score, x in scored if score == best]
-    crossing, x = best[0], ties[len(ties) // 2]
+        # Lines well across x count fully; lines just touching it (a short line of
+        # the other column, a table a little too wide) count a little.
+        scored.append((spanning + 0.1 * touching, spanning, x))
+    best = min(score for score, _, _ in scored)
+    ties = [(spanning, x) for score, spanning, x in scored if score == best]
+    crossing, x = ties[len(ties) // 2]
     on_left = sum(1 for line in lines if line.x1 <= x)
     on_right = sum(1 for line in lines if line.x0 >= x)
     if crossing <= 0.1 * len(lines) and min(on_left, on_right) >= 0.25 * len(lines):
@@ -584,9 +605,12 @@ def _heading_styles(lines: list[Line], body: float) -> dict[tuple[float, bool], 
 
 def _close(above: Line, below: Line) -> bool:
     """Whether two heading lines are one heading wrapped over two lines."""
-    return (
-        above.page == below.page and 0 <= above.bottom - below.top <= 0.8 * below.size
-    )
+    gap = above.bottom - below.top
+    if above.page == below.page and 0 <= gap <= 0.8 * below.size:
+        return True
+    # A heading broken across a column or page ends on a word that cannot end it.
+    last = above.text.rsplit(" ", 1)[-1].lower()
+    return last in _RUN_ON_WORDS or below.text[:1].islower()
 
 
 def _breaks(previous: Line, line: Line) -> bool:
