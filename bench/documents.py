@@ -86,14 +86,24 @@ def text_counts(source: GuidelineDoc, read: GuidelineDoc) -> tuple[int, int, int
     return common, read_total, source_total
 
 
-def header_lines_left(read: GuidelineDoc, running: list[str]) -> int:
-    """Count running header, footer and page-number lines left in the sections."""
-    left = 0
+def _bare_numbers(doc: GuidelineDoc) -> int:
+    return sum(
+        1
+        for section in doc.sections
+        for line in re.split(r"\n+", section.text)
+        if _BARE_NUMBER.match(line.strip())
+    )
+
+
+def header_lines_left(
+    source: GuidelineDoc, read: GuidelineDoc, running: list[str]
+) -> int:
+    """Count running header, footer and page-number lines left in the sections.
+
+    Bare numbers the source itself has on a line of their own ("2014") do not count.
+    """
+    left = max(0, _bare_numbers(read) - _bare_numbers(source))
     for section in read.sections:
-        for line in re.split(r"\n+", section.text):
-            stripped = line.strip()
-            if _BARE_NUMBER.match(stripped):
-                left += 1
         left += len(_DATE.findall(section.text)) + section.text.count("file://")
         left += sum(section.text.count(marker) for marker in running)
     return left
@@ -138,7 +148,7 @@ def main() -> int:
         running = [f"\u2014 {stem}"]
         got, of = headings_found(source, read)
         same, in_read, in_source = text_counts(source, read)
-        lines_left = header_lines_left(read, running)
+        lines_left = header_lines_left(source, read, running)
         file_pages = max((s.page or 0) for s in read.sections)
         f1 = 2 * same / (in_read + in_source) if in_read + in_source else 0.0
         print(

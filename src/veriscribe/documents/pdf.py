@@ -471,7 +471,7 @@ def _gutter(lines: list[Line], left: float, right: float) -> float | None:
         long_right = sum(
             1 for line in lines if line.x0 >= x and line.x1 > right - 0.15 * width
         )
-        if long_right >= 0.15 * len(lines):
+        if long_right >= 0.15 * on_right:
             return x
     return None
 
