@@ -237,3 +237,30 @@ def test_a_batch_goes_on_past_bad_pdfs(tmp_path: Path) -> None:
     )
     assert sorted(d.doc_id for d in docs) == ["fine", "good"]
     assert sorted(name for name, _ in failed) == ["junk.pdf", "scan.pdf"]
+
+
+def test_a_right_column_of_short_items_is_still_a_column() -> None:
+    left = [_line(f"left {i} words", 1, 700 - 12 * i, 50, 290) for i in range(12)]
+    right = [_line(f"item {i}", 1, 700 - 12 * i, 320, 380) for i in range(8)]
+    right += [_line(f"long {i} line", 1, 600 - 12 * i, 320, 560) for i in range(3)]
+    text = " ".join(b.text for b in build_blocks(left + right))
+    assert text.index("left 11 words") < text.index("item 0")
+
+
+def test_a_heading_broken_across_columns_is_one_heading() -> None:
+    body = [_line(f"Body text line {i}", 1, 700 - 12 * i, 50, 290) for i in range(8)]
+    first = Line("Methods Used to Analyze the", 1, 50, 250, 600, 588, 15.0, True)
+    rest = Line("Evidence", 1, 320, 400, 700, 688, 15.0, True)
+    more = [_line(f"After line {i}", 1, 680 - 12 * i, 320, 560) for i in range(8)]
+    headings = [b.text for b in build_blocks([*body, first, rest, *more]) if b.level]
+    assert headings == ["Methods Used to Analyze the Evidence"]
+
+
+def test_table_cells_on_a_row_are_kept_as_one_text_row() -> None:
+    row = [
+        Line("Stage", 1, 72, 110, 500, 490, 10.0, False),
+        Line("Systolic", 1, 200, 250, 500, 490, 10.0, False),
+        Line("Diastolic mmHg", 1, 400, 480, 500, 490, 10.0, False),
+    ]
+    (block,) = build_blocks(row)
+    assert block.text == "Stage | Systolic | Diastolic mmHg"
