@@ -45,8 +45,10 @@ MAX_RATIO = 100
 """Largest ratio of decompressed stream bytes to file bytes for files past the cap."""
 
 _EDGE = 0.12  # share of the page height, at top and at bottom, where headers sit
+_ROMAN = r"(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 _PAGE_NUMBER = re.compile(
-    r"^(?:page\s+)?[\divxlc]{1,6}(?:\s*(?:/|of)\s*\d{1,6})?$|^[-\u2013\u2014]\s*\d{1,6}\s*[-\u2013\u2014]$",
+    rf"^(?:page\s+)?(?:\d{{1,6}}|{_ROMAN})(?:\s*(?:/|of)\s*\d{{1,6}})?$"
+    r"|^[-\u2013\u2014]\s*\d{1,6}\s*[-\u2013\u2014]$",
     re.IGNORECASE,
 )
 _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})*\.?|[IVXLC]{1,6}\.|[A-Z]\.)\s+\S")
@@ -123,13 +125,11 @@ class PdfText:
         title: The title in the file's metadata, or "".
         blocks: Headings and paragraphs in reading order.
         pages: The number of pages.
-        notes: Things the reader left out or was unsure of, one line each.
     """
 
     title: str
     blocks: list[Block]
     pages: int
-    notes: list[str]
 
 
 def read_pdf(data: bytes, path: Path | str) -> PdfText:
@@ -148,7 +148,7 @@ def read_pdf(data: bytes, path: Path | str) -> PdfText:
             "first, e.g. `ocrmypdf in.pdf out.pdf`"
         )
     blocks = build_blocks(lines)
-    return PdfText(title=title, blocks=blocks, pages=len(pages), notes=[])
+    return PdfText(title=title, blocks=blocks, pages=len(pages))
 
 
 # --------------------------------------------------------------------------- parsing
