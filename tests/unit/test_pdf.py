@@ -123,17 +123,27 @@ def test_larger_and_bold_lines_become_ranked_headings() -> None:
 # ---------------------------------------------------------------------- bad files
 
 
-def _minimal_pdf(page_text: list[str], *, count: int | None = None) -> bytes:
-    """Build a small valid PDF with one line of Helvetica text per page."""
+HELVETICA = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+
+
+def _minimal_pdf(
+    page_text: list[str],
+    *,
+    count: int | None = None,
+    font: bytes = HELVETICA,
+    hex_text: bool = False,
+) -> bytes:
+    """Build a small valid PDF with one line of text per page (Helvetica unless told)."""
     objects: list[bytes] = []
     kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(page_text)))
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(
         f"<< /Type /Pages /Kids [{kids}] /Count {count or len(page_text)} >>".encode()
     )
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    objects.append(font)
     for i, text in enumerate(page_text):
-        content = f"BT /F1 12 Tf 72 700 Td ({text}) Tj ET".encode() if text else b""
+        shown = f"<{text.encode('utf-16-be').hex()}>" if hex_text else f"({text})"
+        content = f"BT /F1 12 Tf 72 700 Td {shown} Tj ET".encode() if text else b""
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>".encode()
@@ -270,3 +280,16 @@ def test_roman_page_numbers_go_but_words_of_roman_letters_stay() -> None:
     pages = [[_line("Body.", 1, 500), _line("xii", 1, 30), _line("civil", 1, 45)]]
     kept = drop_running_lines(pages, 792)
     assert [line.text for line in kept[0]] == ["Body.", "civil"]
+
+
+def test_pdf_whose_fonts_map_to_no_text_is_refused(tmp_path: Path) -> None:
+    font = (
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Foo /Encoding /Identity-H "
+        b"/DescendantFonts [<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Foo "
+        b"/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> "
+        b">>] >>"
+    )
+    path = tmp_path / "cid.pdf"
+    path.write_bytes(_minimal_pdf(["Glyphs without text"], font=font, hex_text=True))
+    message = _one_line_error(path, "no text mapping")
+    assert "OCR" in message

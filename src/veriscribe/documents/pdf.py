@@ -16,13 +16,14 @@ one, with lines crossing the gutter (a title over both columns) read in place.
 * Table cells on one line are kept as one text row, cells separated by " | ".
 
 Bad files raise :class:`~veriscribe.errors.InputError` with one line: encrypted, no
-text layer (a scan), malformed or truncated, too many pages, or streams that would
-decompress to far more than the file holds (a "PDF bomb").
+text layer (a scan), fonts whose glyphs map to no text, malformed or truncated, too many
+pages, or streams that would decompress to far more than the file holds (a "PDF bomb").
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import re
 import statistics
 import unicodedata
@@ -52,6 +53,7 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})*\.?|[IVXLC]{1,6}\.|[A-Z]\.)\s+\S")
+_CID = re.compile(r"\(cid:\d+\)")
 _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _FIRST_WORD = re.compile(r"^([a-z]+)")
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
@@ -137,16 +139,30 @@ def read_pdf(data: bytes, path: Path | str) -> PdfText:
 
     Raises:
         InputError: Not a PDF, malformed or truncated, encrypted, a decompression or
-            page-count bomb, or without a text layer (a scan).
+            page-count bomb, without a text layer (a scan) or with fonts whose glyphs
+            map to no text.
     """
     pages, title, height = _page_lines(data, path)
-    kept = drop_running_lines(pages, height)
-    lines = [line for page in kept for line in page]
     if not any(line.text.strip() for page in pages for line in page):
         raise InputError(
             f"{path}: the PDF has no text layer (a scanned image?); run OCR on it "
             "first, e.g. `ocrmypdf in.pdf out.pdf`"
         )
+    unmapped = sum(len(_CID.findall(line.text)) for page in pages for line in page)
+    mapped = sum(len(_CID.sub("", line.text)) for page in pages for line in page)
+    if unmapped > mapped:
+        raise InputError(
+            f"{path}: the PDF's fonts have no text mapping (glyph codes only); run "
+            "OCR on it first, e.g. `ocrmypdf --force-ocr in.pdf out.pdf`"
+        )
+    if unmapped:
+        # A few unmapped glyphs (symbols) in an otherwise readable file: left out.
+        for page in pages:
+            for line in page:
+                line.text = " ".join(_CID.sub("", line.text).split())
+        pages = [[line for line in page if line.text] for page in pages]
+    kept = drop_running_lines(pages, height)
+    lines = [line for page in kept for line in page]
     blocks = build_blocks(lines)
     return PdfText(title=title, blocks=blocks, pages=len(pages))
 
@@ -200,6 +216,9 @@ def _page_lines(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, f
     from pdfminer.pdfparser import PDFParser
     from pdfminer.pdftypes import resolve1
 
+    # pdfminer logs every odd font or object it meets; the one line raised here is
+    # what a user needs.
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     if not data.lstrip()[:5].startswith(b"%PDF-"):
         raise InputError(f"{path}: not a PDF (no %PDF- header)")
     truncated = b"%%EOF" not in data[-2048:]
