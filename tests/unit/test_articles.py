@@ -452,7 +452,7 @@ def test_binary_and_empty_text_files_are_errors(tmp_path: Path) -> None:
 
 def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown kind"):
-        list(read_articles(write(tmp_path, "paper.pdf", b"%PDF")))
+        list(read_articles(write(tmp_path, "paper.docx", b"PK\x03\x04")))
     with pytest.raises(InputError, match="cannot read"):
         list(read_articles(tmp_path / "missing.txt"))
 
@@ -463,15 +463,15 @@ def test_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
 def test_expand_inputs(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "deep").mkdir()
-    for name in ["b/z.xml", "b/deep/a.md", "b/notes.pdf", "c.txt", "d.jsonl"]:
+    for name in ["b/z.xml", "b/deep/a.md", "b/notes.docx", "c.txt", "d.jsonl"]:
         write(tmp_path, name, "x")
     found = expand_inputs([str(tmp_path / "b")])
     assert found == [tmp_path / "b/deep/a.md", tmp_path / "b/z.xml"]
     assert expand_inputs([str(tmp_path / "*.txt"), str(tmp_path / "c.txt")]) == [
         tmp_path / "c.txt"
     ]
-    explicit = expand_inputs([str(tmp_path / "b" / "notes.pdf")])
-    assert explicit == [tmp_path / "b/notes.pdf"]
+    explicit = expand_inputs([str(tmp_path / "b" / "notes.docx")])
+    assert explicit == [tmp_path / "b/notes.docx"]
     with pytest.raises(InputError, match="no such file"):
         expand_inputs([str(tmp_path / "nope.xml")])
     with pytest.raises(InputError, match="matches no article file"):

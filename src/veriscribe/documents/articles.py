@@ -1,4 +1,4 @@
-"""Read articles for the abstract job: JATS XML, JSON-lines datasets, text and Markdown.
+"""Read articles for the abstract job: JATS XML, JSON lines, text, Markdown, PDF, HTML.
 
 Every reader turns its input into :class:`Article` objects: paragraphs in document
 order, each with the heading path it sits under, the author abstract (kept apart as the
@@ -52,7 +52,11 @@ __all__ = [
 XML_SUFFIXES = frozenset({".xml", ".nxml"})
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
-ARTICLE_SUFFIXES = XML_SUFFIXES | JSONL_SUFFIXES | TEXT_SUFFIXES
+PDF_SUFFIXES = frozenset({".pdf"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+ARTICLE_SUFFIXES = (
+    XML_SUFFIXES | JSONL_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES
+)
 
 _WS = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
@@ -253,7 +257,8 @@ def read_articles(
 
     ``.xml``/``.nxml`` are JATS (one article), ``.jsonl``/``.ndjson`` are datasets (one
     article per line, in the PubMed summarisation, PMC-MAD or sectioned layout), and
-    ``.txt``/``.md``/``.markdown`` are plain text or Markdown (one article).
+    ``.txt``/``.md``/``.markdown`` are plain text or Markdown, ``.pdf`` a PDF and
+    ``.html``/``.htm`` a web page (one article each).
 
     Args:
         path: The file.
@@ -282,6 +287,10 @@ def read_articles(
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
     if suffix in XML_SUFFIXES:
         yield read_jats(data, path)
+    elif suffix in PDF_SUFFIXES:
+        yield read_pdf_article(data, path)
+    elif suffix in HTML_SUFFIXES:
+        yield read_html_article(data, path)
     else:
         yield read_text(data, path)
 
@@ -823,6 +832,35 @@ def read_text(data: bytes, path: Path) -> Article:
         if pending:
             entries.append((0, " ".join(pending)))
 
+    paragraphs, title, abstract = _from_entries(entries)
+    if not paragraphs:
+        raise InputError(f"{path}: no paragraph to summarise")
+    meta = {
+        "layout": "markdown" if path.suffix.lower() != ".txt" else "text",
+        "file": str(path),
+        "encoding": encoding,
+    }
+    if encoding == "cp1252":
+        meta["note"] = "not UTF-8: decoded as Windows-1252"
+    return Article(
+        id=path.stem,
+        source=str(path),
+        title=title,
+        paragraphs=paragraphs,
+        reference="\n".join(abstract) or None,
+        meta=meta,
+    )
+
+
+def _from_entries(
+    entries: list[tuple[int, str]],
+) -> tuple[list[Paragraph], str, list[str]]:
+    """Turn (heading level or 0, text) entries into paragraphs, title and abstract.
+
+    A lone level-1 heading at the top is the title; text under a heading "Abstract"
+    is the reference; back matter is left out.
+    """
+    entries = list(entries)
     title = ""
     level_one = [e for e in entries if e[0] == 1]
     if len(level_one) == 1 and entries[0][0] == 1:
@@ -848,19 +886,62 @@ def read_text(data: bytes, path: Path) -> Article:
             continue
         section = path_titles[-1] if path_titles else ""
         paragraphs.append(Paragraph(section, paragraph_text, path_titles))
+    return paragraphs, title, abstract
+
+
+# ------------------------------------------------------------------------ PDF, HTML
+
+
+def read_pdf_article(data: bytes, path: Path) -> Article:
+    """Read a PDF article: headings from the layout, the Abstract as the reference.
+
+    Raises:
+        InputError: The PDF cannot be read (see :func:`veriscribe.documents.pdf.read_pdf`)
+            or has no paragraph to summarise.
+    """
+    from veriscribe.documents.pdf import read_pdf
+
+    read = read_pdf(data, path)
+    entries = [(block.level, _collapse(block.text)) for block in read.blocks]
+    paragraphs, title, abstract = _from_entries(entries)
     if not paragraphs:
         raise InputError(f"{path}: no paragraph to summarise")
-    meta = {
-        "layout": "markdown" if path.suffix.lower() != ".txt" else "text",
-        "file": str(path),
-        "encoding": encoding,
-    }
-    if encoding == "cp1252":
-        meta["note"] = "not UTF-8: decoded as Windows-1252"
+    meta = {"layout": "pdf", "file": str(path), "pages": str(read.pages)}
     return Article(
         id=path.stem,
         source=str(path),
-        title=title,
+        title=title or read.title,
+        paragraphs=paragraphs,
+        reference="\n".join(abstract) or None,
+        meta=meta,
+    )
+
+
+def read_html_article(data: bytes, path: Path) -> Article:
+    """Read an article web page: main content only, ``h1``-``h6`` as headings.
+
+    Raises:
+        InputError: Undecodable, or no paragraph to summarise.
+    """
+    from veriscribe.documents.guidelines import parse_html
+
+    text, encoding = decode_text(data, path)
+    parsed = parse_html(text)
+    entries: list[tuple[int, str]] = []
+    for level, heading, parts in [(0, "", parsed.preamble), *parsed.nodes]:
+        if level:
+            entries.append((level, _collapse(heading)))
+        for block in _BLANK_LINES.split("".join(parts)):
+            if block.strip():
+                entries.append((0, _collapse(block)))
+    paragraphs, title, abstract = _from_entries(entries)
+    if not paragraphs:
+        raise InputError(f"{path}: no paragraph to summarise")
+    meta = {"layout": "html", "file": str(path), "encoding": encoding}
+    return Article(
+        id=path.stem,
+        source=str(path),
+        title=title or _collapse(parsed.title),
         paragraphs=paragraphs,
         reference="\n".join(abstract) or None,
         meta=meta,

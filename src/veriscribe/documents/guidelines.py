@@ -11,7 +11,12 @@ Supported inputs, chosen by file name:
   ``section_id``.
 * ``passages.jsonl`` (cpgQA): one section per line, ``section_id`` = ``passage_id``;
   the document is named after the folder holding the file.
-* HTML (``.html``, ``.htm``): headings ``h1`` to ``h6``; scripts and styles dropped.
+* HTML (``.html``, ``.htm``): headings ``h1`` to ``h6``; only the main content (the
+  ``main`` element when there is one): scripts, styles, navigation, page headers and
+  footers, asides and cookie or consent banners are dropped.
+* PDF (``.pdf``): headings recovered from font size, weight and numbering, running
+  headers, footers and page numbers dropped (see :mod:`veriscribe.documents.pdf`);
+  every section records the page it starts on.
 * JATS XML (``.xml``, ``.nxml``): ``sec`` elements under ``body``, with their
   ``title``, ``label`` and paragraphs; the abstract becomes a section of its own.
 * Plain text (``.txt``): one section, or for long texts consecutive paragraphs
@@ -46,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from veriscribe.documents.limits import check_size
+from veriscribe.documents.pdf import iter_sections, read_pdf
 from veriscribe.documents.safexml import parse_xml
 from veriscribe.documents.tree import walk_files
 from veriscribe.errors import InputError
@@ -87,6 +93,8 @@ class Section:
         children: The ``section_id`` of each direct sub-section, in order.
         text: The plain text directly under the heading, without sub-sections.
         level: The depth in the tree, 1 for a top-level section.
+        page: The page the section starts on, for sources with pages (PDF), else
+            ``None``.
     """
 
     doc_id: str
@@ -97,6 +105,7 @@ class Section:
     children: list[str]
     text: str
     level: int
+    page: int | None = None
 
     @property
     def chars(self) -> int:
@@ -261,6 +270,7 @@ def _kind(path: Path) -> str | None:
         ".xml": "jats",
         ".nxml": "jats",
         ".txt": "text",
+        ".pdf": "pdf",
     }.get(path.suffix.lower())
 
 
@@ -272,6 +282,11 @@ def _read_file(path: Path, max_bytes: int | None = None) -> GuidelineDoc:
         check_size(path, path.stat().st_size, max_bytes)
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if kind == "pdf":
+        doc = _from_pdf(path, _read_bytes(path))
+        if not any(section.text.strip() for section in doc.sections):
+            raise InputError(f"{path}: no usable text")
+        return doc
     raw = _read_text(path)
     try:
         doc = _parse(kind, path, raw)
@@ -296,6 +311,13 @@ def _parse(kind: str, path: Path, raw: str) -> GuidelineDoc:
     if kind == "jats":
         return _from_jats(path, raw)
     return _from_text(path, raw)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
 def _read_text(path: Path) -> str:
@@ -326,6 +348,7 @@ class _Node:
     text: str = ""
     given_id: str | None = None
     numbered: bool = True
+    page: int | None = None
     children: list[_Node] = field(default_factory=list)
 
 
@@ -374,6 +397,7 @@ def _assemble(
                 children=[],
                 text=node.text,
                 level=(parent.level + 1) if parent else 1,
+                page=node.page,
             )
             sections.append(section)
             ids.append(section.section_id)
@@ -579,14 +603,45 @@ _HTML_PARAGRAPHS = frozenset(
     {"p", "div", "table", "section", "article", "main", "blockquote", "pre", "figure"}
 )
 _HTML_CELLS = frozenset({"td", "th"})
+# Page furniture around the main content: dropped with everything inside.
+_HTML_CHROME = frozenset({"nav", "aside", "form", "dialog", "menu"})
+_HTML_CHROME_NAME = re.compile(
+    r"(?:^|[\s_-])(?:cookies?|consent|banners?|nav|navbar|navigation|menus?|footer|"
+    r"breadcrumbs?|sidebar|skip-link)(?:$|[\s_-])",
+    re.IGNORECASE,
+)
+_HTML_VOID = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+    }
+)
+_HTML_MAIN = re.compile(r"<main[\s>]|role\s*=\s*[\"']?main\b", re.IGNORECASE)
 
 
 class _HtmlSections(HTMLParser):
     """Collect headings and the text under each from an HTML document."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, main_only: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.title = ""
+        self._main_only = main_only
+        self._main_depth = 0
+        self._article_depth = 0
+        self._chrome: list[
+            str
+        ] = []  # the open tags of a dropped element, outermost first
         self.preamble: list[str] = []
         self.nodes: list[tuple[int, str, list[str]]] = []
         self._buffer = self.preamble
@@ -595,7 +650,29 @@ class _HtmlSections(HTMLParser):
         self._in_title = False
         self._cells_in_row = 0
 
+    def _is_chrome(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+        if tag in _HTML_CHROME:
+            return True
+        if tag == "footer" or (tag == "header" and not self._article_depth):
+            # An article's own header holds its title; the page's header does not.
+            return True
+        names = " ".join(v or "" for k, v in attrs if k in ("class", "id", "role"))
+        return bool(names and _HTML_CHROME_NAME.search(names))
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._chrome:
+            if tag == self._chrome[0] and tag not in _HTML_VOID:
+                self._chrome.append(tag)
+            return
+        if tag == "main" or ("role", "main") in attrs:
+            self._main_depth += 1
+        if tag == "article":
+            self._article_depth += 1
+        if tag not in _HTML_VOID and tag != "main" and self._is_chrome(tag, attrs):
+            self._chrome.append(tag)
+            return
+        if self._main_only and not self._main_depth and tag != "title":
+            return
         if tag in _HTML_SKIP:
             self._skip += 1
         elif tag == "title":
@@ -614,6 +691,14 @@ class _HtmlSections(HTMLParser):
             self._cells_in_row += 1
 
     def handle_endtag(self, tag: str) -> None:
+        if self._chrome:
+            if tag == self._chrome[0]:
+                self._chrome.pop()
+            return
+        if tag == "main" and self._main_depth:
+            self._main_depth -= 1
+        if tag == "article" and self._article_depth:
+            self._article_depth -= 1
         if tag in _HTML_SKIP:
             self._skip = max(0, self._skip - 1)
         elif tag == "title":
@@ -627,7 +712,12 @@ class _HtmlSections(HTMLParser):
             self._buffer.append("\n\n")
 
     def handle_data(self, data: str) -> None:
-        if self._skip:
+        if self._in_title:
+            self.title += data
+            return
+        if self._skip or self._chrome:
+            return
+        if self._main_only and not self._main_depth:
             return
         if self._in_title:
             self.title += data
@@ -642,10 +732,16 @@ def _html_text(parts: list[str]) -> str:
     return _clean_block("\n".join(lines))
 
 
-def _from_html(path: Path, raw: str) -> GuidelineDoc:
-    parser = _HtmlSections()
+def parse_html(raw: str) -> _HtmlSections:
+    """Parse an HTML page: its title, and the main content's headings and text."""
+    parser = _HtmlSections(main_only=bool(_HTML_MAIN.search(raw)))
     parser.feed(raw)
     parser.close()
+    return parser
+
+
+def _from_html(path: Path, raw: str) -> GuidelineDoc:
+    parser = parse_html(raw)
     nodes = [
         _Node(title=heading or "Untitled", depth=level, text=_html_text(parts))
         for level, heading, parts in parser.nodes
@@ -656,6 +752,34 @@ def _from_html(path: Path, raw: str) -> GuidelineDoc:
         roots.insert(0, _Node(title="Preamble", depth=1, text=lead, numbered=False))
     title = " ".join(parser.title.split())
     return _assemble(path, _doc_id_from_stem(path), title, roots)
+
+
+# --- PDF ------------------------------------------------------------------------------
+
+
+def _from_pdf(path: Path, data: bytes) -> GuidelineDoc:
+    read = read_pdf(data, path)
+    nodes: list[_Node] = []
+    for heading, paragraphs in iter_sections(read.blocks):
+        text = "\n\n".join(block.text for block in paragraphs)
+        if heading is None:
+            if text:
+                nodes.append(
+                    _Node(
+                        title="Preamble",
+                        depth=1,
+                        text=text,
+                        numbered=False,
+                        page=paragraphs[0].page,
+                    )
+                )
+            continue
+        nodes.append(
+            _Node(title=heading.text, depth=heading.level, text=text, page=heading.page)
+        )
+    preamble = [n for n in nodes if not n.numbered]
+    roots = preamble + _nest(n for n in nodes if n.numbered)
+    return _assemble(path, _doc_id_from_stem(path), read.title, roots)
 
 
 # --- JATS XML -------------------------------------------------------------------------
