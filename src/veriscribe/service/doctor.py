@@ -25,6 +25,7 @@ _DOCTOR_PASSAGE = (
     "ethnicity, comorbidity and tolerance; thiazide-like diuretics, calcium channel "
     "blockers, and inhibitors of the renin-angiotensin system are first-line options. "
 )
+_DOCTOR_JSON = 'Return a JSON object {"ok": true, "colours": [three colour names]}.'
 
 
 class DoctorReply(BaseModel):
@@ -47,15 +48,21 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
             max_tokens=1,
         )
         prompt_rate = first.usage.prompt_tokens / max(first.seconds, 1e-6)
-        # Output speed and structured output: a short prompt, a JSON answer.
-        second = await llm.json(
-            "doctor.json",
-            'Return a JSON object {"ok": true, "colours": [three colour names]}.',
-            DoctorReply,
-            max_tokens=64,
-        )
+        # Output speed and structured output: a short prompt, a JSON answer; then the
+        # same prompt free, so that the cost of the constraint shows.
+        second = await llm.json("doctor.json", _DOCTOR_JSON, DoctorReply, max_tokens=64)
+        free = await llm.text("doctor.free", _DOCTOR_JSON, max_tokens=64)
         layout = _layout(llm)
-        decode_s = max(second.seconds - second.usage.prompt_tokens / prompt_rate, 1e-6)
+
+        def output_rate(
+            seconds: float, prompt_tokens: int, output_tokens: int
+        ) -> float:
+            decode_s = max(seconds - prompt_tokens / prompt_rate, 1e-6)
+            return round(output_tokens / decode_s, 1)
+
+        constrained_rate = output_rate(
+            second.seconds, second.usage.prompt_tokens, second.usage.output_tokens
+        )
         return DoctorReport(
             backend=llm.spec.backend,
             model=llm.label,
@@ -63,10 +70,18 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
             context_tokens=llm.context_tokens,
             ok=second.value.ok or bool(second.value.colours),
             load_seconds=round(load, 3),
-            prompt_tokens=first.usage.prompt_tokens + second.usage.prompt_tokens,
-            output_tokens=first.usage.output_tokens + second.usage.output_tokens,
+            prompt_tokens=first.usage.prompt_tokens
+            + second.usage.prompt_tokens
+            + free.usage.prompt_tokens,
+            output_tokens=first.usage.output_tokens
+            + second.usage.output_tokens
+            + free.usage.output_tokens,
             prompt_tokens_per_second=round(prompt_rate, 1),
-            output_tokens_per_second=round(second.usage.output_tokens / decode_s, 1),
+            output_tokens_per_second=constrained_rate,
+            free_output_tokens_per_second=output_rate(
+                free.seconds, free.usage.prompt_tokens, free.usage.output_tokens
+            ),
+            constrained_output_tokens_per_second=constrained_rate,
             reply=second.raw.strip(),
             contexts=layout[0] if layout else None,
             threads_per_context=layout[1] if layout else None,
