@@ -20,10 +20,13 @@ Same tokens as the stock chain:
   -> temperature -> dist. When the cut holds at least top-k allowed tokens, the top-k of
   the masked vocabulary are all in it, so the same chain over the masked cut draws from
   the same distribution (the same token for the same seed). When it holds fewer, the
-  cut serves only if every token outside it scores ``SLACK`` below the best allowed
-  one (each would carry under e^-16 of the probability before top-p); otherwise the
-  whole vocabulary decides. This is grammar-masked sampling, not llama.cpp's
-  "resample on rejection", whose distribution leans toward the unconstrained one.
+  allowed tokens outside the cut (all scoring at most the cut's lowest raw score) could
+  only matter through min-p, which drops them when the cut's floor is below its
+  threshold, and through top-p's normalisation, whose effect is bounded: the cut
+  serves when the tokens that survive both are the same whatever those outside
+  tokens weigh (``_same_survivors``). Otherwise the whole vocabulary decides. This is
+  grammar-masked sampling, not llama.cpp's "resample on rejection", whose
+  distribution leans toward the unconstrained one.
 
 Anything the cut cannot reproduce (repetition penalties, mirostat, a processor that
 needs the whole vocabulary) goes to the stock chain, as does every call on a context
@@ -43,12 +46,12 @@ from llama_cpp.llama_grammar import LlamaGrammar
 
 from veriscribe.llm.candidates import CandidateFilter
 
-__all__ = ["CUT", "SLACK", "CandidateSampler", "SamplingLlama"]
+__all__ = ["CUT", "CandidateSampler", "SamplingLlama"]
 
 CUT = 64
 """Tokens kept before the processors and the grammar: above the copy guard's 40."""
-SLACK = 16.0
-"""Logits below the best allowed token beyond which the rest of the vocabulary is moot."""
+_MARGIN = 1e-4
+"""Relative slack on top-p's threshold for float rounding (llama.cpp sums in float32)."""
 
 _ROW = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
@@ -102,6 +105,9 @@ class CandidateSampler:
         self._n_vocab = len(self._scratch.ids)
         self._greedy = temp == 0.0
         self._top_k = top_k
+        self._top_p = top_p
+        self._min_p = min_p
+        self._typical_p = typical_p
         self.steps = 0
         self.misses = 0
         self._cut = llama_cpp.llama_sampler_init_top_k(CUT)
@@ -196,9 +202,37 @@ class CandidateSampler:
         allowed = int(np.count_nonzero(logit > -np.inf))
         if allowed == 0:
             return None
-        if allowed < self._top_k and not floor < float(logit.max()) - SLACK:
+        if allowed < self._top_k and not self._same_survivors(logit, floor):
             return None
         return self._pick_from_array()
+
+    def _same_survivors(self, logit: npt.NDArray[np.single], floor: float) -> bool:
+        """Return whether top-p and min-p keep the same tokens whatever lies outside.
+
+        Outside the cut are at most top-k allowed tokens, each scoring at most
+        ``floor``: min-p drops them all when ``floor`` is below its threshold, and
+        they can only add to top-p's normaliser, by at most ``outside``.
+        """
+        if self._typical_p < 1.0 or self._min_p <= 0.0:
+            return False
+        kept = np.sort(logit[logit > -np.inf].astype(np.float64))[::-1]
+        top = kept[0]
+        threshold = top + np.log(self._min_p)
+        if not floor < threshold:
+            return False  # a token outside could pass min-p
+        by_min_p = int(np.count_nonzero(kept >= threshold))
+        if self._top_p >= 1.0:
+            return True
+        weights = np.exp(kept - top)
+        cumulative = np.cumsum(weights)
+        outside = (self._top_k - len(kept)) * np.exp(floor - top)
+        fewest = _first_reaching(
+            cumulative / cumulative[-1], self._top_p * (1 - _MARGIN)
+        )
+        most = _first_reaching(
+            cumulative / (cumulative[-1] + outside), self._top_p * (1 + _MARGIN)
+        )
+        return min(fewest, by_min_p) == min(most, by_min_p)
 
     def _whole(self, logits: npt.NDArray[np.single], forbidden: Any) -> int:
         """Pick as the stock chain does: over the whole vocabulary."""
@@ -225,6 +259,12 @@ class CandidateSampler:
         scratch.one_array.size = 1
         llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(scratch.one_array))
         return bool(scratch.one[0].logit != -np.inf)
+
+
+def _first_reaching(shares: npt.NDArray[np.float64], p: float) -> int:
+    """Return how many tokens top-p keeps: up to the first share at least ``p``."""
+    reached = np.flatnonzero(shares >= p)
+    return int(reached[0]) + 1 if len(reached) else len(shares)
 
 
 def _best(cut: npt.NDArray[Any]) -> int | None:
