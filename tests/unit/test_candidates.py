@@ -69,3 +69,28 @@ def test_greedy_ties_go_to_the_lowest_token_id() -> None:
     assert _best(rows) == 1
     rows["logit"] = -np.inf
     assert _best(rows) is None
+
+
+def survivors_judge() -> Any:
+    from veriscribe.llm.sampling import CandidateSampler
+
+    judge = CandidateSampler.__new__(CandidateSampler)
+    judge._typical_p, judge._min_p, judge._top_p, judge._top_k = 1.0, 0.05, 0.95, 40
+    return judge
+
+
+def test_a_cut_with_one_allowed_token_decides_when_min_p_drops_the_rest() -> None:
+    judge = survivors_judge()
+    logits = np.array([10.0, -np.inf, -np.inf], dtype=np.float32)
+    assert judge._same_survivors(logits, 2.0)
+    # A token outside the cut could score 8.0, above min-p's threshold (about 7.0).
+    assert not judge._same_survivors(logits, 8.0)
+
+
+def test_a_cut_whose_top_p_boundary_the_outside_could_move_does_not_decide() -> None:
+    judge = survivors_judge()
+    # Alone, 10.0 holds 95% of the cut's mass and top-p keeps it only; outside
+    # tokens up to 6.9 could lower its share so that 7.05 (which passes min-p) stays.
+    logits = np.array([10.0, 7.05, -np.inf], dtype=np.float32)
+    assert not judge._same_survivors(logits, 6.9)
+    assert judge._same_survivors(logits, -10.0)
