@@ -112,7 +112,12 @@ class DoctorReport(Result):
     output_tokens: int
     prompt_tokens_per_second: float
     output_tokens_per_second: float
+    """Output speed of the structured (JSON-schema) round trip."""
     reply: str
+    free_output_tokens_per_second: float | None = None
+    """Output speed of the same prompt without a schema."""
+    constrained_output_tokens_per_second: float | None = None
+    """Output speed under the schema (the same as ``output_tokens_per_second``)."""
     contexts: int | None = None
     """Calls the embedded backend runs at once (None for servers)."""
     threads_per_context: int | None = None

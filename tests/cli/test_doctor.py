@@ -19,8 +19,15 @@ def test_doctor_json_on_sim() -> None:
         "ok",
         "prompt_tokens_per_second",
         "output_tokens_per_second",
+        "free_output_tokens_per_second",
+        "constrained_output_tokens_per_second",
     ):
         assert key in report
+    assert report["free_output_tokens_per_second"] > 0
+    assert (
+        report["constrained_output_tokens_per_second"]
+        == report["output_tokens_per_second"]
+    )
     assert report["backend"] == "sim" and report["ok"] is True
 
 

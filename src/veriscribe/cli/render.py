@@ -112,6 +112,8 @@ def doctor_report(console: Console, found: DoctorReport) -> None:
         "load_seconds",
         "prompt_tokens_per_second",
         "output_tokens_per_second",
+        "free_output_tokens_per_second",
+        "constrained_output_tokens_per_second",
         "contexts",
         "threads_per_context",
         "reply",

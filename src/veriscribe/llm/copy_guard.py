@@ -19,6 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from veriscribe.llm.candidates import CandidateFilter
+
 __all__ = ["CANDIDATES", "CopyGuard", "copy_guard_processor"]
 
 CANDIDATES = 40
@@ -110,16 +115,17 @@ def copy_guard_processor(
     guard: CopyGuard,
     token_text: Callable[[int], str],
     candidates: int = CANDIDATES,
-) -> Callable[[Any, Any], Any]:
+) -> CandidateFilter:
     """Return a llama.cpp logits processor that enforces ``guard`` on generated text.
+
+    It reads only the ``candidates`` best-scoring tokens of each step, never the whole
+    vocabulary (see ``veriscribe.llm.candidates``).
 
     Args:
         guard: The source and the run limit.
         token_text: The text of one token id (the model's detokenizer).
         candidates: How many of the best-scoring tokens to check at each step.
     """
-    import numpy as np
-
     texts: dict[int, str] = {}
     state: dict[str, Any] = {"prompt": None, "ids": [], "text": ""}
 
@@ -139,13 +145,14 @@ def copy_guard_processor(
             state["text"] += text_of(token)
         return str(state["text"])
 
-    def process(input_ids: Any, scores: Any) -> Any:
+    def check(
+        input_ids: Any,
+        ids: npt.NDArray[np.intc],
+        logits: npt.NDArray[np.single],
+    ) -> None:
         text = generated(input_ids)
-        k = min(candidates, len(scores))
-        best = np.argpartition(scores, -k)[-k:]
-        for token in best:
-            if guard.forbids(text, text_of(int(token))):
-                scores[token] = -np.inf
-        return scores
+        for at, token in enumerate(ids.tolist()):
+            if guard.forbids(text, text_of(token)):
+                logits[at] = -np.inf
 
-    return process
+    return CandidateFilter(check, candidates)

@@ -31,6 +31,7 @@ from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from veriscribe.errors import ModelFileMissing
+from veriscribe.llm.candidates import CandidateFilter
 from veriscribe.llm.contexts import ContextPool, share_threads, split_threads
 from veriscribe.llm.grammar import check_grammar, route_llama_logs, schema_grammar
 from veriscribe.llm.results import chat_result
@@ -76,12 +77,12 @@ def load_llama(
     with _LOAD_LOCK:
         if key not in _LOADED:
             _check_gguf(path)
-            from llama_cpp import Llama
+            from veriscribe.llm.sampling import SamplingLlama
 
             route_llama_logs()
 
             llamas = [
-                Llama(
+                SamplingLlama(
                     model_path=str(path),
                     n_ctx=n_ctx,
                     # Both set: prompt reading otherwise takes every core of the
@@ -130,6 +131,8 @@ class ChatLlamaCpp(BaseChatModel):
     seed: int = 0
     _pool: ContextPool[Any] | None = PrivateAttr(default=None)
     _grammars: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _stock_sampling: bool = PrivateAttr(default=False)
+    """Sample with llama-cpp-python's own chain (the slow one), to compare outputs."""
 
     @property
     def _llm_type(self) -> str:
@@ -267,14 +270,13 @@ class ChatLlamaCpp(BaseChatModel):
             llama_cpp.llama_set_n_threads(llama.ctx, threads, threads)
             llama._veriscribe_threads = threads
 
-    def _thread_governor(self, pool: ContextPool[Any], llama: Any) -> Any:
+    def _thread_governor(self, pool: ContextPool[Any], llama: Any) -> CandidateFilter:
         """Return a logits processor that refits the threads before every next token."""
 
-        def govern(input_ids: Any, scores: Any) -> Any:
+        def govern(input_ids: Any, ids: Any, logits: Any) -> None:
             self._fit_threads(pool, llama)
-            return scores
 
-        return govern
+        return CandidateFilter(govern, 0)
 
     def _generate(
         self,
@@ -296,7 +298,8 @@ class ChatLlamaCpp(BaseChatModel):
         chat = to_chat_messages(messages)
         with pool.lease(prompt_key(chat)) as llama:
             self._fit_threads(pool, llama)
-            processors = [self._thread_governor(pool, llama)]
+            llama.stock_sampling = self._stock_sampling
+            processors: list[Any] = [self._thread_governor(pool, llama)]
             guard = self._copy_guard(llama, kwargs.get("copy_guard"))
             if guard is not None:
                 processors.append(guard)

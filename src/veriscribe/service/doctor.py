@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from veriscribe.errors import VeriscribeError
-from veriscribe.llm.client import LLM
+from veriscribe.llm.client import LLM, Completion
 from veriscribe.llm.factory import make_llm
 from veriscribe.results import DoctorReport
 from veriscribe.service.common import open_store
@@ -25,6 +26,7 @@ _DOCTOR_PASSAGE = (
     "ethnicity, comorbidity and tolerance; thiazide-like diuretics, calcium channel "
     "blockers, and inhibitors of the renin-angiotensin system are first-line options. "
 )
+_DOCTOR_JSON = 'Return a JSON object {"ok": true, "colours": [three colour names]}.'
 
 
 class DoctorReply(BaseModel):
@@ -47,15 +49,20 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
             max_tokens=1,
         )
         prompt_rate = first.usage.prompt_tokens / max(first.seconds, 1e-6)
-        # Output speed and structured output: a short prompt, a JSON answer.
-        second = await llm.json(
-            "doctor.json",
-            'Return a JSON object {"ok": true, "colours": [three colour names]}.',
-            DoctorReply,
-            max_tokens=64,
-        )
+        # Output speed and structured output: a short prompt, a JSON answer; then the
+        # same prompt free, so that the cost of the constraint shows. A one-token call
+        # puts the prompt in the cache first (local contexts and servers keep it), so
+        # both timed calls are decoding: a prompt time estimated and subtracted could
+        # exceed a cached call's whole time.
+        await llm.text("doctor.warm", _DOCTOR_JSON, max_tokens=1)
+        second = await llm.json("doctor.json", _DOCTOR_JSON, DoctorReply, max_tokens=64)
+        free = await llm.text("doctor.free", _DOCTOR_JSON, max_tokens=64)
         layout = _layout(llm)
-        decode_s = max(second.seconds - second.usage.prompt_tokens / prompt_rate, 1e-6)
+
+        def output_rate(call: Completion[Any]) -> float:
+            return round(call.usage.output_tokens / max(call.seconds, 1e-6), 1)
+
+        constrained_rate = output_rate(second)
         return DoctorReport(
             backend=llm.spec.backend,
             model=llm.label,
@@ -63,10 +70,16 @@ async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
             context_tokens=llm.context_tokens,
             ok=second.value.ok or bool(second.value.colours),
             load_seconds=round(load, 3),
-            prompt_tokens=first.usage.prompt_tokens + second.usage.prompt_tokens,
-            output_tokens=first.usage.output_tokens + second.usage.output_tokens,
+            prompt_tokens=first.usage.prompt_tokens
+            + second.usage.prompt_tokens
+            + free.usage.prompt_tokens,
+            output_tokens=first.usage.output_tokens
+            + second.usage.output_tokens
+            + free.usage.output_tokens,
             prompt_tokens_per_second=round(prompt_rate, 1),
-            output_tokens_per_second=round(second.usage.output_tokens / decode_s, 1),
+            output_tokens_per_second=constrained_rate,
+            free_output_tokens_per_second=output_rate(free),
+            constrained_output_tokens_per_second=constrained_rate,
             reply=second.raw.strip(),
             contexts=layout[0] if layout else None,
             threads_per_context=layout[1] if layout else None,
