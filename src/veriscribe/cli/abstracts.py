@@ -30,6 +30,9 @@ from veriscribe.cli.output import present, present_batch
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 from veriscribe.results import AbstractResult
 
+MIN_WORDS = 30
+"""The shortest abstract ``--words`` asks for: a sentence or two."""
+
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
 
@@ -65,6 +68,14 @@ CopyLimitOpt = Annotated[
         "beyond N words (0: off; numbers are always copied exactly).",
     ),
 ]
+WordsOpt = Annotated[
+    int,
+    typer.Option(
+        "--words",
+        help="The abstract's length in words, held within 20% after refining: "
+        "sentences are dropped or added whole (0: not held).",
+    ),
+]
 LabellerOpt = Annotated[
     LabellerKind,
     choice(
@@ -83,11 +94,18 @@ def abstract_options(
     lean: bool,
     labeller: LabellerKind,
     copy_limit: int = 0,
+    words: int = 250,
 ) -> AbstractOptions:
     """Return the abstract options given on the command line, counts checked."""
-    for flag, number in (("--entities", entities), ("--copy-limit", copy_limit)):
+    for flag, number in (
+        ("--entities", entities),
+        ("--copy-limit", copy_limit),
+        ("--words", words),
+    ):
         if number < 0:
             fail(f"{flag} must be 0 or more")
+    if 0 < words < MIN_WORDS:
+        fail(f"--words must be 0 (not held) or at least {MIN_WORDS}")
     return AbstractOptions(
         split=split,
         prompt=prompt,
@@ -95,6 +113,7 @@ def abstract_options(
         lean=lean,
         labeller=labeller,
         copy_limit=copy_limit,
+        words=words,
     )
 
 
@@ -110,6 +129,7 @@ def abstract(
     lean: LeanOpt = True,
     labeller: LabellerOpt = "auto",
     copy_limit: CopyLimitOpt = 4,
+    words: WordsOpt = 250,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -121,7 +141,9 @@ def abstract(
 ) -> None:
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
+    options = abstract_options(
+        split, prompt, entities, lean, labeller, copy_limit, words
+    )
     present(
         lambda on_event: service.generate_abstract(
             settings, path, options, model=model, on_event=on_event
@@ -165,6 +187,7 @@ def batch(
     lean: LeanOpt = True,
     labeller: LabellerOpt = "auto",
     copy_limit: CopyLimitOpt = 4,
+    words: WordsOpt = 250,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -174,7 +197,9 @@ def batch(
 ) -> None:
     """Write abstracts for many articles, resumably: run it again to continue."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
+    options = abstract_options(
+        split, prompt, entities, lean, labeller, copy_limit, words
+    )
     present_batch(
         lambda on_progress: service.run_batch(
             settings,
