@@ -164,3 +164,11 @@ def test_an_abstract_with_nothing_left_keeps_the_model_text() -> None:
     text, record, _ = check_abstract(abstract, "", "A short article.", 250)
     assert text == abstract
     assert record["guidance_dropped"] == [abstract]
+
+
+def test_trimming_keeps_the_sentences_that_give_numbers() -> None:
+    data = "The mortality fell to 18% at 28 days in the sepsis trial cohort overall."
+    sentences = [sentence(t) for t in TOPICS[:6]]
+    sentences.insert(len(sentences) - 1, data)  # where a tail trim would cut first
+    kept, outcome, trimmed, _ = hold_length(sentences, [], [], 80, 10_000)
+    assert outcome == "trimmed" and data in kept and data not in trimmed
