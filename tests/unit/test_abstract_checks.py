@@ -172,3 +172,11 @@ def test_trimming_keeps_the_sentences_that_give_numbers() -> None:
     sentences.insert(len(sentences) - 1, data)  # where a tail trim would cut first
     kept, outcome, trimmed, _ = hold_length(sentences, [], [], 80, 10_000)
     assert outcome == "trimmed" and data in kept and data not in trimmed
+
+
+def test_a_citation_after_et_al_stays_in_its_sentence() -> None:
+    text = "It was shown by Lombardi et al. [1], which led to a virus. 28 died."
+    assert sentences_of(text) == [
+        "It was shown by Lombardi et al. [1], which led to a virus.",
+        "28 died.",
+    ]

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W\d_]+")
+_CONTINUES = re.compile(r"[a-z\[,;:)\]]")
 _OPENING = "'\"“‘([ "
 _CLOSING = "'\"”’)]"
 
@@ -56,18 +57,29 @@ def word_count(text: str) -> int:
 
 
 def sentences_of(text: str) -> list[str]:
-    """Split a text into its sentences, never cutting one; a paragraph ends one."""
-    found = []
+    """Split a text into its sentences, never cutting one; a paragraph ends one.
+
+    A piece that cannot start a sentence (a lower-case word, a citation marker or a
+    comma after "et al.") belongs to the sentence before it.
+    """
+    found: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         rest = " ".join(paragraph.split())
+        pieces = []
         while rest:
             head = first_sentence(rest)
             if not head or len(head) >= len(rest):
                 break
-            found.append(head)
+            pieces.append(head)
             rest = rest[rest.find(head) + len(head) :].strip()
         if rest:
-            found.append(rest)
+            pieces.append(rest)
+        start = len(found)
+        for piece in pieces:
+            if len(found) > start and _CONTINUES.match(piece):
+                found[-1] = f"{found[-1]} {piece}"
+            else:
+                found.append(piece)
     return found
 
 
