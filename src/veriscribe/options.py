@@ -31,6 +31,9 @@ class AbstractOptions:
     copy_limit: int = 4
     """On the embedded model, the longest word-for-word run of a facet's text a
     summary may contain (0: no limit)."""
+    words: int = 250
+    """The abstract's asked length in words, held to within 20% by the refine step
+    (0: not held)."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""

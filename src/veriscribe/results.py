@@ -140,6 +140,35 @@ class FacetOutcome(Result):
     seconds: float
 
 
+class AbstractChecks(Result):
+    """What the refine step's deterministic checks found and changed in an abstract."""
+
+    words_asked: int
+    """The asked length (0: not held)."""
+    words: int
+    length: str
+    """``ok``, ``trimmed``, ``padded``, ``short``, ``long``, ``brief_article`` (too
+    little article text for the asked length) or ``off``."""
+    trimmed: list[str]
+    """Sentences dropped to hold the length."""
+    added: list[str]
+    """Facet-summary sentences added to reach it."""
+    labels_stripped: int
+    """Leading facet labels ("Methods:") removed."""
+    guidance_dropped: list[str]
+    """Sentences that restated the facet guidance instead of the article."""
+    number_precision: float | None
+    """The share of the refined abstract's numbers the article gives, before the
+    check (None: it had no numbers); after it, every number is the article's."""
+    numbers_dropped: list[str]
+    """Sentences with a number, unit or P value the article does not give."""
+    numbers_replaced: list[str]
+    """Facet-summary sentences used in their place."""
+    case_repairs: list[str]
+    """Words capitalised mid-sentence that the article writes in lower case, as
+    they were before being lower-cased."""
+
+
 class AbstractResult(Result):
     """An article's abstract, with everything that went into it."""
 
@@ -163,6 +192,10 @@ class AbstractResult(Result):
     lean: bool
     entities: int
     copy_limit: int
+    words_asked: int = 0
+    """The asked length in words (0: not held)."""
+    checks: AbstractChecks | None = None
+    """What the checks after refining found and changed (None: made before them)."""
     paragraph_count: int
     usage: Usage
     thread_id: str

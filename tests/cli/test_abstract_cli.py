@@ -75,3 +75,26 @@ def test_rich_output_shows_abstract_and_facets(shared_data: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Abstract: Mischievous Odds Ratios" in result.stdout
     assert "facet" in result.stdout and "paragraphs" in result.stdout
+
+
+def test_words_sets_the_length_the_abstract_is_held_to(
+    shared_data: Path,
+) -> None:
+    path = shared_data / "articles" / "jats" / "plos__journal.pone.0008519.xml"
+    result = runner.invoke(
+        app, ["abstract", str(path), "--model", "sim", "--json", "--words", "120"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["words_asked"] == 120
+    checks = data["checks"]
+    assert checks["words"] == len(data["abstract"].split()) <= 144
+    assert checks["length"] in ("ok", "trimmed", "padded")
+
+
+def test_words_too_small_is_refused_and_batch_takes_it_too() -> None:
+    result = runner.invoke(
+        app, ["abstract", "x.xml", "--words", "10", "--model", "sim"]
+    )
+    assert result.exit_code == 1 and "--words" in result.stderr
+    assert "--words" in runner.invoke(app, ["batch", "--help"]).stdout

@@ -104,6 +104,12 @@ def test_table_against_and_plot(tmp_path: Path, articles: list[Path]) -> None:
     assert density.split()[5:8] == ["3.54", "5.62", "-2.08"]
     assert "timed out" in text
     assert png.read_bytes()[:4] == b"\x89PNG"
+    # What a reader notices first: 10 words on each article, against 250 asked.
+    words = next(line for line in text.splitlines() if line.split()[:1] == ["words"])
+    assert "10.0 (max 10)" in words and "the asked length" in words
+    within = next(line for line in text.splitlines() if "within_length" in line)
+    assert within.split()[1:3] == ["3", "0.000"] and within.split()[-1] == "higher"
+    assert "guidance_echoes" in text and "number_precision" in text
 
 
 def test_lead_baseline_through_the_harness(shared_data: Path, tmp_path: Path) -> None:

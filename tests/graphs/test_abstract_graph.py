@@ -24,6 +24,8 @@ from veriscribe.results import AbstractResult
 from veriscribe.service.abstracts import abstract_runner, run_abstract
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
+from veriscribe.text.replies import abstract_tokens
+from veriscribe.text.wording import sentences_of
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "abstract.mmd"
 
@@ -265,7 +267,8 @@ async def test_refine_failure_keeps_the_draft_and_says_so(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder(refine=lambda p: "not json at all"))
     result = await run(store, scripted_llm(chat))
     assert not result.refined
-    assert result.abstract == result.draft != ""
+    # The draft is the abstract, as one paragraph.
+    assert result.abstract == " ".join(result.draft.split()) != ""
     assert any(f.startswith("refine_failed") for f in result.fallbacks)
 
 
@@ -466,3 +469,122 @@ async def test_no_copy_limit_sends_no_guard(store: Store) -> None:
     llm = dataclasses.replace(scripted_llm(chat), guards_copying=True)
     await run(store, llm, AbstractOptions(copy_limit=0))
     assert all("copy_guard" not in kwargs for _, kwargs in chat.calls)
+
+
+# ------------------------------------------------------- the checks after refining
+
+TOPICS = "sepsis lactate fluids kidneys platelets cultures delirium steroids".split()
+
+
+def topic_sentence(topic: str, n: int = 20) -> str:
+    """A sentence of ``n`` words about one topic, sharing no content word with others."""
+    return (
+        f"The {topic} "
+        + " ".join(f"{topic}{chr(97 + i)}" for i in range(n - 3))
+        + (" changed.")
+    )
+
+
+def long_article() -> Article:
+    """The sepsis article with every paragraph long enough for a 250-word abstract."""
+    extra = " ".join(topic_sentence(t) for t in TOPICS)
+    return article([(s, f"{t} {extra}") for s, t in PARAGRAPHS])
+
+
+async def test_refine_asks_for_the_length_and_trims_an_abstract_that_runs_over(
+    store: Store,
+) -> None:
+    # 24 sentences of 20 words: 480 words against 250 asked
+    reply = " ".join(topic_sentence(t + k) for k in "xyz" for t in TOPICS)
+    chat = ScriptedChatModel(
+        responder=responder(refine=lambda p: json.dumps({"abstract": reply}))
+    )
+    result = await run(
+        store,
+        scripted_llm(chat),
+        AbstractOptions(labeller="classifier"),
+        long_article(),
+    )
+    (prompt, kwargs) = next((p, k) for p, k in chat.calls if kind(p) == "refine")
+    assert "about 250 words" in prompt
+    assert kwargs["max_tokens"] == abstract_tokens(250) < 600
+    assert result.words_asked == 250 and result.checks is not None
+    assert result.checks.length == "trimmed"
+    assert 200 <= len(result.abstract.split()) <= 300
+    assert result.checks.words == len(result.abstract.split())
+    # Whole sentences of the model's abstract, in its order: none is cut.
+    kept = sentences_of(result.abstract)
+    assert all(s in reply for s in kept)
+    assert [s for s in sentences_of(reply) if s in kept] == kept
+    assert any(f.startswith("length_trimmed:") for f in result.fallbacks)
+
+
+async def test_a_short_abstract_of_a_long_article_gains_facet_sentences(
+    store: Store,
+) -> None:
+    def facet(prompt: str) -> str:
+        name = facet_of(prompt)
+        topics = TOPICS[:4] if name in ("background", "methods") else TOPICS[4:]
+        return json.dumps(
+            {"summary": " ".join(topic_sentence(f"{name[:4]}{t}") for t in topics)}
+        )
+
+    chat = ScriptedChatModel(
+        responder=responder(
+            facet=facet,
+            refine=lambda p: json.dumps({"abstract": topic_sentence("sepsis")}),
+        )
+    )
+    result = await run(
+        store,
+        scripted_llm(chat),
+        AbstractOptions(labeller="classifier"),
+        long_article(),
+    )
+    assert result.checks is not None and result.checks.length == "padded"
+    assert 200 <= len(result.abstract.split()) <= 300
+    assert all(s in result.draft for s in result.checks.added)
+    assert any(f.startswith("length_padded:") for f in result.fallbacks)
+
+
+async def test_refine_drops_echoed_guidance_and_keeps_numbers_exact(
+    store: Store,
+) -> None:
+    reply = (
+        "The research gap and the motivation for the work are significant. "
+        "We randomised 412 adults with sepsis to early or delayed antibiotics. "
+        "Mortality At 28 days was 18% with early and 27% with delayed therapy."
+    )
+
+    def facet(prompt: str) -> str:
+        if facet_of(prompt) == "results":
+            return json.dumps(
+                {"summary": "Mortality at 28 days was 18% early and 25% delayed."}
+            )
+        return json.dumps({"summary": f"Summary of {facet_of(prompt)}."})
+
+    chat = ScriptedChatModel(
+        responder=responder(
+            facet=facet, refine=lambda p: json.dumps({"abstract": reply})
+        )
+    )
+    result = await run(store, scripted_llm(chat), AbstractOptions(words=0))
+    assert result.abstract == (
+        "We randomised 412 adults with sepsis to early or delayed antibiotics. "
+        "Mortality at 28 days was 18% early and 25% delayed."
+    )
+    checks = result.checks
+    assert checks is not None and checks.length == "off"
+    assert checks.guidance_dropped == [
+        "The research gap and the motivation for the work are significant."
+    ]
+    assert checks.numbers_dropped == [reply.split(". ")[-1]]
+    assert checks.number_precision == pytest.approx(3 / 4)
+
+
+async def test_the_own_prompts_ask_the_question_a_facet_answers(store: Store) -> None:
+    chat = ScriptedChatModel(responder=responder())
+    await run(store, scripted_llm(chat))
+    prompts = {facet_of(p): p for p, _ in chat.calls if kind(p) == "facet"}
+    assert "What gap in knowledge motivated the work?" in prompts["background"]
+    assert "research gap and the motivation" not in prompts["background"]

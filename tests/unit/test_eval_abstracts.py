@@ -471,3 +471,38 @@ async def test_naive_baseline_retries_a_transient_fault() -> None:
     llm = scripted_llm([BackendUnavailable("503"), '{"abstract": "Second time."}'])
     line = await naive_abstract(llm, _article(20))
     assert line.abstract == "Second time." and line.attempts == 2
+
+
+async def test_quality_metrics_are_scored_against_the_asked_length(
+    tmp_path: Path, article: Path
+) -> None:
+    path = _write_jsonl(
+        tmp_path / "quality.jsonl",
+        [
+            {
+                "id": "asked",
+                "source": str(article),
+                "abstract": GENERATED,
+                "words_asked": 10,
+            },
+            {
+                "id": "echo",
+                "source": str(article),
+                "abstract": "Methods: The Dog ran to the park in 3 days.",
+            },
+        ],
+    )
+    report = await eval_abstracts(path, reference=[str(article)])
+    records = {r["id"]: r["generated"] for r in report["per_article"]}
+    assert records["asked"]["words"] == 10
+    assert records["asked"]["within_length"] == 1.0  # 10 words, 10 asked
+    assert records["echo"]["within_length"] == 0.0  # 250 asked by default
+    assert records["echo"]["guidance_echoes"] == 1
+    assert records["echo"]["case_changes"] == 1  # "Dog"
+    assert records["echo"]["number_precision"] == 0.0
+    assert records["asked"]["number_precision"] is None  # no numbers: undefined
+    metrics = report["metrics"]
+    assert metrics["words"]["max"] == 10
+    assert metrics["within_length"]["mean"] == 0.5
+    assert metrics["guidance_echoes"]["better"] == "lower"
+    assert metrics["words"]["better"] == "target"

@@ -32,6 +32,9 @@ from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Spli
 from veriscribe.results import AbstractResult
 from veriscribe.store.files import write_atomically
 
+MIN_WORDS = 30
+"""The shortest abstract ``--words`` asks for: a sentence or two."""
+
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
 
@@ -67,6 +70,14 @@ CopyLimitOpt = Annotated[
         "beyond N words (0: off; numbers are always copied exactly).",
     ),
 ]
+WordsOpt = Annotated[
+    int,
+    typer.Option(
+        "--words",
+        help="The abstract's length in words, held within 20% after refining: "
+        "sentences are dropped or added whole (0: not held).",
+    ),
+]
 LabellerOpt = Annotated[
     LabellerKind,
     choice(
@@ -85,11 +96,18 @@ def abstract_options(
     lean: bool,
     labeller: LabellerKind,
     copy_limit: int = 0,
+    words: int = 250,
 ) -> AbstractOptions:
     """Return the abstract options given on the command line, counts checked."""
-    for flag, number in (("--entities", entities), ("--copy-limit", copy_limit)):
+    for flag, number in (
+        ("--entities", entities),
+        ("--copy-limit", copy_limit),
+        ("--words", words),
+    ):
         if number < 0:
             fail(f"{flag} must be 0 or more")
+    if 0 < words < MIN_WORDS:
+        fail(f"--words must be 0 (not held) or at least {MIN_WORDS}")
     return AbstractOptions(
         split=split,
         prompt=prompt,
@@ -97,6 +115,7 @@ def abstract_options(
         lean=lean,
         labeller=labeller,
         copy_limit=copy_limit,
+        words=words,
     )
 
 
@@ -112,6 +131,7 @@ def abstract(
     lean: LeanOpt = True,
     labeller: LabellerOpt = "auto",
     copy_limit: CopyLimitOpt = 4,
+    words: WordsOpt = 250,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -123,7 +143,9 @@ def abstract(
 ) -> None:
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
+    options = abstract_options(
+        split, prompt, entities, lean, labeller, copy_limit, words
+    )
     present(
         lambda on_event: service.generate_abstract(
             settings, path, options, model=model, on_event=on_event
@@ -167,6 +189,7 @@ def batch(
     lean: LeanOpt = True,
     labeller: LabellerOpt = "auto",
     copy_limit: CopyLimitOpt = 4,
+    words: WordsOpt = 250,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -176,7 +199,9 @@ def batch(
 ) -> None:
     """Write abstracts for many articles, resumably: run it again to continue."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
-    options = abstract_options(split, prompt, entities, lean, labeller, copy_limit)
+    options = abstract_options(
+        split, prompt, entities, lean, labeller, copy_limit, words
+    )
     present_batch(
         lambda on_progress: service.run_batch(
             settings,

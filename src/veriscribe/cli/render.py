@@ -486,7 +486,12 @@ def _p_value(value: Any) -> str:
 
 
 def _metric_digits(metric: str) -> int:
+    if metric == "words":
+        return 1
     return 2 if metric in ("density", "compression") else 3
+
+
+_BETTER = {"closer_to_human": "closer to human", "target": "the asked length"}
 
 
 def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
@@ -512,14 +517,17 @@ def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
                 name, "0", Text("absent", style="dim"), "", "", "", entry["better"]
             )
             continue
+        generated = _number(entry["mean"], digits)
+        if entry.get("max") is not None:
+            generated += f" (max {entry['max']:.0f})"
         table.add_row(
             name,
             str(entry["n"]),
-            _number(entry["mean"], digits),
+            generated,
             _number(entry.get("human"), digits),
             _number(entry.get("difference"), digits, signed=True),
             _number(entry.get("abs_difference"), digits),
-            "closer to human" if entry["better"] == "closer_to_human" else "higher",
+            _BETTER.get(entry["better"], entry["better"]),
         )
     console.print(table)
     comparison = report.get("comparison")

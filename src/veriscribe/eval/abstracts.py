@@ -23,6 +23,7 @@ from veriscribe.eval.support import (
     SUPPORT_METRICS,
     SupportChecker,
 )
+from veriscribe.metrics.abstract_quality import QUALITY_METRICS, abstract_quality
 from veriscribe.metrics.bootstrap import PROXIMITY_METRICS, compare_metric
 from veriscribe.metrics.fragments import fragment_stats_from_tokens
 from veriscribe.metrics.novelty import ngram_novelty
@@ -54,6 +55,9 @@ REFERENCE_METRICS: tuple[str, ...] = ("rouge_l", "keyphrase_recall")
 """Metrics against the reference abstract that need no model; higher is better."""
 
 UMLS_METRIC = "umls_recall"
+
+DEFAULT_WORDS = 250
+"""The asked length of a result that does not say (made before ``--words``)."""
 
 SMALL_SAMPLE = 20
 """Below this many paired articles the comparison carries a caution."""
@@ -374,8 +378,12 @@ def score_abstract(
     references: References | None = None,
     aliases: Mapping[str, str] | None = None,
     keyphrases: int = KEYPHRASES,
+    words: int = DEFAULT_WORDS,
 ) -> dict[str, Any]:
     """Score one generated abstract against its article and human abstract.
+
+    ``words`` is the asked length the quality metrics (:data:`QUALITY_METRICS`)
+    measure the abstract against.
 
     Returns:
         ``generated`` (metric -> value), ``human`` and ``difference`` (generated -
@@ -391,6 +399,7 @@ def score_abstract(
     recall = keyphrase_recall(source.reference, generated, n=keyphrases)
     generated_scores["rouge_l"] = rouge_l(generated, source.reference)
     generated_scores["keyphrase_recall"] = recall.value
+    generated_scores.update(abstract_quality(generated, source.body, words))
     if aliases is not None:
         generated_scores[UMLS_METRIC] = concept_recall(
             source.reference, generated, aliases
@@ -407,6 +416,12 @@ def score_abstract(
     }
 
 
+def _asked_words(item: Mapping[str, Any]) -> int:
+    """Return the length a result was asked for (its ``words_asked``, else 250)."""
+    asked = item.get("words_asked")
+    return asked if isinstance(asked, int) and asked > 0 else DEFAULT_WORDS
+
+
 def _summary(
     per_article: Sequence[Mapping[str, Any]], metrics: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
@@ -416,8 +431,13 @@ def _summary(
         entry: dict[str, Any] = {
             "n": sum(_finite(v) for v in values),
             "mean": _mean(values),
-            "better": "closer_to_human" if metric in ABSTRACTIVENESS else "higher",
+            "better": "closer_to_human"
+            if metric in ABSTRACTIVENESS
+            else QUALITY_METRICS.get(metric, "higher"),
         }
+        if metric == "words":
+            finite = [v for v in values if _finite(v)]
+            entry["max"] = max(finite) if finite else math.nan
         if metric in ABSTRACTIVENESS:
             both = [
                 (a["generated"][metric], a["human"][metric])
@@ -500,12 +520,13 @@ async def _evaluate(
                 references=references,
                 aliases=aliases,
                 keyphrases=keyphrases,
+                words=_asked_words(item),
             ),
         }
         per_article.append(record)
         scored.append((record, found, item["abstract"]))
     plugins, notes, unregistered = _plugin_scores(scored)
-    metrics = list(ABSTRACTIVENESS + REFERENCE_METRICS)
+    metrics = list(ABSTRACTIVENESS + REFERENCE_METRICS) + list(QUALITY_METRICS)
     if aliases is not None:
         metrics.append(UMLS_METRIC)
     metrics += plugins

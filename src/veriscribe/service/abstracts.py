@@ -15,7 +15,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.options import AbstractOptions
-from veriscribe.results import AbstractResult, FacetOutcome, Usage
+from veriscribe.results import AbstractChecks, AbstractResult, FacetOutcome, Usage
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import put_article
@@ -161,6 +161,8 @@ def assemble_result(
         lean=options.lean,
         entities=options.entities,
         copy_limit=options.copy_limit,
+        words_asked=options.words,
+        checks=AbstractChecks(**state["checks"]) if state.get("checks") else None,
         paragraph_count=len(article.paragraphs),
         usage=usage,
         thread_id=thread_id,

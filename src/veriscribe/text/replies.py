@@ -15,7 +15,10 @@ from typing import Any
 from pydantic import BaseModel, model_validator
 
 ABSTRACT_TOKENS = 600
-"""Output tokens of a refined abstract."""
+"""Output tokens of a refined abstract whose length is not held."""
+TOKENS_PER_WORD = 1.4
+"""Tokens per word of biomedical English on the small models' tokenizers."""
+ABSTRACT_TOKEN_BOUNDS = (96, 1200)
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
 
 
@@ -32,6 +35,19 @@ class WithReasoning(BaseModel):
         if isinstance(data, dict) and data and "reasoning" not in data:
             return {**data, "reasoning": ""}
         return data
+
+
+def abstract_tokens(words: int) -> int:
+    """Return the output budget of an abstract asked to be ``words`` long.
+
+    Room for the longest abstract the length check keeps (20% over) and the JSON
+    around it, within bounds; a reply cut at the cap loses only its unfinished last
+    sentence, and the check trims the rest.
+    """
+    if not words:
+        return ABSTRACT_TOKENS
+    low, high = ABSTRACT_TOKEN_BOUNDS
+    return max(low, min(high, round(TOKENS_PER_WORD * words * 1.2) + 16))
 
 
 def complete_sentences(text: str) -> str:

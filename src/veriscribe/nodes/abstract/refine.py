@@ -8,15 +8,16 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
+from veriscribe.nodes.abstract.checks import check_abstract
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
 from veriscribe.prompts import load_prompt
 from veriscribe.results import USABLE_FACET_STATUSES
 from veriscribe.text.facets import order_key
 from veriscribe.text.replies import (
-    ABSTRACT_TOKENS,
     AbstractFull,
     AbstractLean,
+    abstract_tokens,
     complete_sentences,
     output_format,
 )
@@ -50,23 +51,26 @@ def one_paragraph(draft: str) -> str:
 async def refine(
     state: AbstractState, runtime: Runtime[AbstractDeps]
 ) -> dict[str, Any]:
-    """Refine the draft; if that fails the draft is the abstract, and it says so."""
+    """Refine the draft and check the abstract; if refining fails the draft is used."""
     deps = runtime.context
     draft = draft_of(state)
-    prompt = load_prompt(
-        "abstract", "refine_own" if deps.options.prompt == "own" else "refine"
-    )
+    own = deps.options.prompt == "own"
+    prompt = load_prompt("abstract", "refine_own" if own else "refine")
     lean = deps.options.lean
+    values = {
+        "draft": one_paragraph(draft),
+        "output_format": output_format("abstract", lean),
+    }
+    if own:
+        values["words"] = str(deps.options.words or 250)
     started = time.perf_counter()
+    update: dict[str, Any] = {"draft": draft, "prompt_ids": [prompt.id]}
     try:
         result = await deps.llm.json(
             prompt.id,
-            prompt.render(
-                draft=one_paragraph(draft),
-                output_format=output_format("abstract", lean),
-            ),
+            prompt.render(**values),
             AbstractLean if lean else AbstractFull,
-            max_tokens=ABSTRACT_TOKENS,
+            max_tokens=abstract_tokens(deps.options.words),
             # With a copy limit, the abstract may not loop on its own words either
             # (the draft itself may be copied: it is already the model's wording).
             copy_guard=("", deps.options.copy_limit + REPEAT_MARGIN)
@@ -74,22 +78,26 @@ async def refine(
             else None,
         )
     except (StructuredOutputError, ContextOverflow) as exc:
-        return {
-            "draft": draft,
-            "abstract": draft,
-            "refined": False,
-            "fallbacks": [f"refine_failed: {exc.user_message}"],
+        abstract, fallbacks = draft, [f"refine_failed: {exc.user_message}"]
+        update |= {"refined": False, "prompt_ids": []}
+    else:
+        abstract = complete_sentences(getattr(result.value, "abstract", ""))
+        fallbacks = []
+        if not abstract:
+            abstract = draft
+            fallbacks.append("refine_failed: the model returned an empty abstract")
+        update |= {
+            "refined": bool(abstract),
+            "usage": [
+                usage_record("refine", result.usage, time.perf_counter() - started)
+            ],
         }
-    abstract = complete_sentences(getattr(result.value, "abstract", ""))
-    fallbacks = []
-    if not abstract:
-        abstract = draft
-        fallbacks.append("refine_failed: the model returned an empty abstract")
-    return {
-        "draft": draft,
-        "abstract": abstract,
-        "refined": bool(abstract),
-        "fallbacks": fallbacks,
-        "prompt_ids": [prompt.id],
-        "usage": [usage_record("refine", result.usage, time.perf_counter() - started)],
+    article = await deps.article(state["doc_key"])
+    checked, record, notes = check_abstract(
+        abstract, draft, article.body, deps.options.words
+    )
+    return update | {
+        "abstract": checked,
+        "checks": record,
+        "fallbacks": fallbacks + notes,
     }

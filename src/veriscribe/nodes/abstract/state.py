@@ -12,6 +12,7 @@ from typing import Annotated, Literal, TypedDict
 
 from veriscribe.documents.articles import Article
 from veriscribe.llm.client import LLM
+from veriscribe.nodes.abstract.checks import CheckRecord
 from veriscribe.options import AbstractOptions
 from veriscribe.results import FacetStatus, Usage
 from veriscribe.store.articles import get_article
@@ -86,6 +87,7 @@ class AbstractState(TypedDict, total=False):
     draft: str
     abstract: str
     refined: bool
+    checks: CheckRecord
     prompt_ids: Annotated[list[str], operator.add]
 
 

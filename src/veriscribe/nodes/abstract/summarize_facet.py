@@ -21,6 +21,7 @@ from veriscribe.options import AbstractOptions
 from veriscribe.prompts import Prompt, load_prompt
 from veriscribe.results import Usage
 from veriscribe.text.facets import pack
+from veriscribe.text.guidance import CONCISE_GUIDE, DETAILED_GUIDE, QUESTIONS
 from veriscribe.text.replies import (
     Elements,
     complete_sentences,
@@ -34,37 +35,6 @@ OWN_SUMMARY_TOKENS = 200
 stopped summarising (small models ramble or list details), and every token is time."""
 ELEMENT_TOKENS = 256
 
-# One line per facet, in the spirit of the paper's concise guidance (table 7).
-CONCISE_GUIDE = {
-    "background": "the research gap and the motivation for the work.",
-    "objective": "the primary aim or hypothesis.",
-    "methods": "the design and the procedures.",
-    "results": "the key findings and their data.",
-    "conclusions": "the implications and the take-home message.",
-    "other": "the main point of the text.",
-    "intro": "the research context, gap and aim.",
-    "main_idea": "the approach, design and main content.",
-    "results_conclusions": "the key findings and what they imply.",
-}
-# The detailed guidance (table 8 style, after structured-abstract author guidelines).
-DETAILED_GUIDE = {
-    "background": "State the context of the work and the gap or problem it addresses, "
-    "with why it matters.",
-    "objective": "State the complete aims, questions or hypotheses, including the "
-    "population and setting when given.",
-    "methods": "Report the design, setting, participants or samples (with sample "
-    "sizes), data collection, interventions, outcome measures and analysis methods.",
-    "results": "Report the main findings with their numbers: sample sizes, response "
-    "rates, effect sizes, P values and confidence intervals.",
-    "conclusions": "State the conclusions that the results support, their "
-    "implications and the limitations the text names.",
-    "other": "State the main point and any key data.",
-    "intro": "State the context, the gap and the complete aims.",
-    "main_idea": "Report the design, participants, data and analysis, or the main "
-    "argument.",
-    "results_conclusions": "Report the main findings with their statistics and the "
-    "conclusions they support.",
-}
 DISPLAY = {
     "intro": "introduction",
     "main_idea": "main content",
@@ -88,10 +58,12 @@ def facet_values(
 ) -> dict[str, str]:
     """Return the placeholder values of a facet prompt."""
     naive = options.split == "ns"
-    guide_table = DETAILED_GUIDE if options.prompt == "di" else CONCISE_GUIDE
-    guide = (
-        "its main topic." if naive else guide_table.get(name, CONCISE_GUIDE["other"])
+    guide_table = {"di": DETAILED_GUIDE, "own": QUESTIONS}.get(
+        options.prompt, CONCISE_GUIDE
     )
+    guide = "its main topic." if naive else guide_table.get(name, guide_table["other"])
+    if naive and options.prompt == "own":
+        guide = "What is the main point of this passage?"
     facet = "" if naive else DISPLAY.get(name, name)
     if naive and options.prompt == "own":
         facet = "one passage of the article"

@@ -1,0 +1,370 @@
+"""Deterministic checks of a refined abstract: guidance, numbers, length and case.
+
+The refine step's model writes the abstract; these plain functions then hold it to
+what a reader checks first, in this order:
+
+1. **Guidance**: a leading facet label ("Methods:") is removed and a sentence that
+   restates the facet guidance instead of the article is dropped.
+2. **Numbers**: a sentence with a number, unit or P value the article does not give
+   is replaced by the closest facet-summary sentence whose numbers the article gives,
+   or dropped.
+3. **Length**: an abstract over the asked length by more than 20% loses whole
+   sentences until it fits: those that repeat another first, then those without a
+   number (data is what a reader looks for), then those of the facet said most
+   about; one under it by more than 20%, of an article with enough text, gains
+   facet-summary sentences it lacks, each placed beside its facet.
+4. **Case**: a word capitalised mid-sentence that the article writes only in lower
+   case is lower-cased.
+
+Every change is recorded in a :class:`CheckRecord` and, when it changed the text,
+in the result's fallbacks.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TypedDict
+
+from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
+from veriscribe.text.guidance import echoes_guidance, strip_facet_label
+from veriscribe.text.numbers import ArticleNumbers, number_precision
+from veriscribe.text.wording import (
+    CaseIndex,
+    content_words,
+    repair_case,
+    sentences_of,
+    word_count,
+)
+
+__all__ = [
+    "CHECK_FALLBACKS",
+    "LENGTH_MARGIN",
+    "ArticleView",
+    "CheckRecord",
+    "check_abstract",
+    "hold_length",
+    "screen_sentences",
+    "sentences_of",
+    "word_count",
+]
+
+ENOUGH_TEXT = 2
+"""An article has enough text for the asked length when it has this many times as
+many words: only then is a short abstract made longer."""
+REDUNDANT = 0.5
+"""A sentence is redundant when this share of its content words is in another."""
+REPLACEMENT_OVERLAP = 0.3
+"""A facet-summary sentence replaces a dropped one only when it shares this much."""
+_CITATION = re.compile(r"\[[\d,;\s\u2013-]+\]")
+CHECK_FALLBACKS = ("guidance_dropped:", "numbers_dropped:", "length_")
+"""How the fallbacks the checks report begin (the others report failures)."""
+
+
+class CheckRecord(TypedDict):
+    """What the checks found and changed in one abstract."""
+
+    words_asked: int
+    """The asked length (0: not held)."""
+    words: int
+    """The abstract's length after the checks."""
+    length: str
+    """``ok``, ``trimmed``, ``padded``, ``short`` (under, with no more facet text to
+    add), ``long`` (over, with no sentence to drop), ``brief_article`` (under, but
+    the article is too short for the asked length) or ``off``."""
+    trimmed: list[str]
+    added: list[str]
+    labels_stripped: int
+    guidance_dropped: list[str]
+    number_precision: float | None
+    """The share of the model's numbers that the article gives (None: it had none)."""
+    numbers_dropped: list[str]
+    numbers_replaced: list[str]
+    """Facet-summary sentences used in place of dropped ones."""
+    case_repairs: list[str]
+
+
+@dataclass(frozen=True)
+class ArticleView:
+    """What the checks need of an article: its words, numbers, spellings, length."""
+
+    words: frozenset[str]
+    numbers: ArticleNumbers
+    case: CaseIndex
+    length: int
+    """Its words."""
+
+    @classmethod
+    def of(cls, body: str) -> ArticleView:
+        """Index an article's body."""
+        return cls(
+            frozenset(content_words(body)),
+            ArticleNumbers.of(body),
+            CaseIndex.of(body),
+            word_count(body),
+        )
+
+
+def _overlap(sentence: str, other: str) -> float:
+    words = set(content_words(sentence))
+    if not words:
+        return 0.0
+    return len(words & set(content_words(other))) / len(words)
+
+
+@dataclass
+class Screened:
+    """Sentences that passed the guidance and number checks, and what did not."""
+
+    kept: list[str]
+    labels_stripped: int
+    guidance_dropped: list[str]
+    numbers_dropped: list[str]
+    numbers_replaced: list[str]
+
+
+def _passes(sentence: str, article: ArticleView) -> bool:
+    return not echoes_guidance(sentence, article.words) and not (
+        article.numbers.unsupported(sentence)
+    )
+
+
+def screen_sentences(
+    sentences: list[str], article: ArticleView, spares: list[str]
+) -> Screened:
+    """Strip facet labels, drop guidance echoes, replace or drop unsupported numbers.
+
+    ``spares`` are the facet-summary sentences a sentence with a wrong number may be
+    replaced by: the one sharing most content words with it (at least 30%) whose
+    numbers the article gives, and not already used.
+    """
+    result = Screened([], 0, [], [], [])
+    for raw in sentences:
+        sentence, stripped = strip_facet_label(raw)
+        result.labels_stripped += stripped
+        if echoes_guidance(sentence, article.words):
+            result.guidance_dropped.append(raw)
+            continue
+        if not article.numbers.unsupported(sentence):
+            result.kept.append(sentence)
+            continue
+        result.numbers_dropped.append(raw)
+        used = set(result.kept)
+        candidates = [
+            (_overlap(sentence, spare), -i, spare)
+            for i, spare in enumerate(spares)
+            if spare not in used and _passes(spare, article)
+        ]
+        best = max(candidates, default=None)
+        if best is not None and best[0] >= REPLACEMENT_OVERLAP:
+            result.kept.append(best[2])
+            result.numbers_replaced.append(best[2])
+    return result
+
+
+def _facet_positions(sentences: list[str], facets: list[str]) -> list[int]:
+    """Return, per sentence, the draft facet (by order) it shares most words with."""
+    positions = []
+    last = 0
+    for sentence in sentences:
+        scores = [_overlap(sentence, facet) for facet in facets]
+        if scores and max(scores) > 0:
+            last = scores.index(max(scores))
+        positions.append(last)
+    return positions
+
+
+def _states_data(sentence: str) -> bool:
+    """Tell whether a sentence gives a number (a citation marker is not one)."""
+    return any(c.isdigit() for c in _CITATION.sub("", sentence))
+
+
+def _redundancy(sentences: list[str], index: int) -> float:
+    return max(
+        (
+            _overlap(sentences[index], other)
+            for j, other in enumerate(sentences)
+            if j != index
+        ),
+        default=0.0,
+    )
+
+
+def _trim(
+    sentences: list[str], facets: list[str], upper: int, lower: int
+) -> tuple[list[str], list[str]]:
+    kept = list(sentences)
+    trimmed: list[str] = []
+    while word_count(" ".join(kept)) > upper and len(kept) > 1:
+        total = word_count(" ".join(kept))
+        positions = _facet_positions(kept, facets)
+        counts = {p: positions.count(p) for p in positions}
+        # The opening and the closing sentence frame the abstract: they go last.
+        droppable = range(1, len(kept) - 1) if len(kept) > 2 else range(1, len(kept))
+        ranked = sorted(
+            droppable,
+            key=lambda i: (
+                _redundancy(kept, i) >= REDUNDANT,
+                not _states_data(kept[i]),
+                counts[positions[i]],
+                i,
+            ),
+            reverse=True,
+        )
+        fitting = [i for i in ranked if total - word_count(kept[i]) >= lower]
+        drop = fitting[0] if fitting else min(ranked, key=lambda i: word_count(kept[i]))
+        trimmed.append(kept.pop(drop))
+    return kept, trimmed
+
+
+def _pad(
+    sentences: list[str],
+    facets: list[str],
+    spares: list[tuple[int, str]],
+    upper: int,
+    lower: int,
+) -> tuple[list[str], list[str]]:
+    kept = list(sentences)
+    added: list[str] = []
+    positions = _facet_positions(kept, facets)
+    missing = [
+        (facet, spare)
+        for facet, spare in spares
+        if spare not in kept and all(_overlap(spare, s) < REDUNDANT for s in kept)
+    ]
+    # The facets the abstract says least about first, each in draft order.
+    missing.sort(key=lambda item: (positions.count(item[0]), item[0]))
+    for facet, spare in missing:
+        total = word_count(" ".join(kept))
+        if total >= lower:
+            break
+        if total + word_count(spare) > upper:
+            continue
+        at = sum(1 for p in positions if p <= facet)
+        kept.insert(at, spare)
+        positions.insert(at, facet)
+        added.append(spare)
+    return kept, added
+
+
+def hold_length(
+    sentences: list[str],
+    facets: list[str],
+    spares: list[tuple[int, str]],
+    words: int,
+    article_words: int,
+) -> tuple[list[str], str, list[str], list[str]]:
+    """Bring the sentences within 20% of ``words``, never cutting a sentence.
+
+    Args:
+        sentences: The abstract's sentences.
+        facets: The draft's facet summaries, in rhetorical order.
+        spares: Facet-summary sentences that passed the checks, each with the index
+            of its facet in ``facets``.
+        words: The asked length (0: leave the length alone).
+        article_words: The article's length: only an article of at least twice the
+            asked length makes a short abstract longer.
+
+    Returns:
+        The sentences, the outcome (see :class:`CheckRecord`), the sentences
+        trimmed and those added.
+    """
+    if not words:
+        return sentences, "off", [], []
+    upper = math.floor(words * (1 + LENGTH_MARGIN))
+    lower = math.ceil(words * (1 - LENGTH_MARGIN))
+    total = word_count(" ".join(sentences))
+    if total > upper:
+        kept, trimmed = _trim(sentences, facets, upper, lower)
+        fits = word_count(" ".join(kept)) <= upper
+        return kept, "trimmed" if fits else "long", trimmed, []
+    if total >= lower:
+        return sentences, "ok", [], []
+    if article_words < ENOUGH_TEXT * words:
+        return sentences, "brief_article", [], []
+    kept, added = _pad(sentences, facets, spares, upper, lower)
+    if word_count(" ".join(kept)) >= lower:
+        return kept, "padded", [], added
+    return kept, "short", [], added
+
+
+def check_abstract(
+    abstract: str, draft: str, body: str, words: int
+) -> tuple[str, CheckRecord, list[str]]:
+    """Run the checks on a refined abstract.
+
+    Args:
+        abstract: The model's abstract.
+        draft: The facet summaries it was refined from, one paragraph per facet in
+            rhetorical order.
+        body: The article's body.
+        words: The asked length (0: not held).
+
+    Returns:
+        The checked abstract, the record, and the fallbacks to report.
+    """
+    article = ArticleView.of(body)
+    facets = [p.strip() for p in draft.split("\n\n") if p.strip()]
+    spare_pairs = [
+        (i, strip_facet_label(sentence)[0])
+        for i, facet in enumerate(facets)
+        for sentence in sentences_of(facet)
+    ]
+    spares = [s for _, s in spare_pairs]
+    screened = screen_sentences(sentences_of(abstract), article, spares)
+    usable = [(i, s) for i, s in spare_pairs if _passes(s, article)]
+    kept, length, trimmed, added = hold_length(
+        screened.kept, facets, usable, words, article.length
+    )
+    if not kept:
+        # Nothing of the model's abstract survived and nothing could be added: a
+        # flawed abstract still says more than none.
+        kept = [abstract.strip()]
+    text, repairs = repair_case(" ".join(kept), article.case)
+    record = CheckRecord(
+        words_asked=words,
+        words=word_count(text),
+        length=length,
+        trimmed=trimmed,
+        added=added,
+        labels_stripped=screened.labels_stripped,
+        guidance_dropped=screened.guidance_dropped,
+        number_precision=number_precision(abstract, article.numbers),
+        numbers_dropped=screened.numbers_dropped,
+        numbers_replaced=screened.numbers_replaced,
+        case_repairs=repairs,
+    )
+    return text, record, fallbacks_of(record)
+
+
+def fallbacks_of(record: CheckRecord) -> list[str]:
+    """Return the fallbacks a check record reports: every check that changed text."""
+    notes = []
+    if record["guidance_dropped"]:
+        notes.append(
+            f"guidance_dropped: {len(record['guidance_dropped'])} sentences restated "
+            "the facet guidance"
+        )
+    if record["numbers_dropped"]:
+        notes.append(
+            f"numbers_dropped: {len(record['numbers_dropped'])} sentences had numbers "
+            f"the article does not give ({len(record['numbers_replaced'])} replaced "
+            "by facet-summary sentences)"
+        )
+    if record["length"] == "trimmed":
+        notes.append(
+            f"length_trimmed: {len(record['trimmed'])} sentences dropped to "
+            f"{record['words']} words"
+        )
+    elif record["length"] == "padded":
+        notes.append(
+            f"length_padded: {len(record['added'])} facet-summary sentences added, "
+            f"{record['words']} words"
+        )
+    elif record["length"] in ("short", "long"):
+        notes.append(
+            f"length_{record['length']}: {record['words']} words of the "
+            f"{record['words_asked']} asked"
+        )
+    return notes

@@ -1,0 +1,178 @@
+"""Numbers, units and P values of a text, and whether an article states them.
+
+An abstract may only carry numbers its article gives. Each mention is normalised
+before it is compared: thousands separators go (``1,234`` and ``1 234`` with a thin
+or no-break space are ``1234``), the Unicode minus and dashes before a number are
+``-``, a raised-dot decimal (``0·05``) is ``0.05`` and a bare ``.05`` is ``0.05``.
+Trailing zeros are kept: ``0.50`` states a precision that ``0.5`` does not.
+
+A mention is supported when the article holds the same number, with the same unit
+when the abstract gives one (``25 mg`` is not ``25 µg``; an article number with no
+unit supports any unit, since "18 and 25%" gives both), and a P value needs the same
+comparison (``P < 0.05`` is not ``P = 0.05``). Digits inside a name (``IL-6``,
+``COVID-19``) are numbers too: a changed name number is as wrong as a changed result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ArticleNumbers",
+    "NumberMention",
+    "number_mentions",
+    "number_precision",
+]
+
+_GROUPED_SPACE = re.compile(r"(?<=\d)[\u2009\u202f\u00a0](?=\d{3}\b)")
+_GROUPED_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_MINUS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\u2010": "-"})
+_NUMBER = re.compile(
+    r"(?P<sign>(?<![\w.,)\]])-)?(?P<value>(?:\d+(?:[.·]\d+)*|[.·]\d+))"
+    r"(?:\s?(?P<unit>%|°C|[A-Za-zµμ]+(?:/[A-Za-zµμ]+)?))?"
+)
+_P_VALUE = re.compile(
+    r"\b[Pp]\s*(?:-?\s*values?\s*)?(?P<op><=|>=|[<>=≤≥])\s*(?P<value>\d*[.·]?\d+)"
+)
+_UNITS: dict[str, str] = {
+    "%": "%",
+    "percent": "%",
+    "pc": "%",
+    "°c": "°c",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "s": "s",
+    "sec": "s",
+    "second": "s",
+    "seconds": "s",
+    "d": "day",
+    "day": "day",
+    "days": "day",
+    "wk": "week",
+    "week": "week",
+    "weeks": "week",
+    "mo": "month",
+    "month": "month",
+    "months": "month",
+    "y": "year",
+    "yr": "year",
+    "yrs": "year",
+    "year": "year",
+    "years": "year",
+}
+_METRIC = re.compile(
+    r"^(?:[pnuµμmck]?(?:g|l|mol|m|m2|m3|gy|hz|da|bp|iu|u|v|w)|kda|kb|mb|mm|mmhg|ppm)"
+    r"(?:/[a-zµμ]+)?$"
+)
+_OPS = {"≤": "<=", "≥": ">=", "=<": "<=", "=>": ">="}
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    """One number of a text, normalised: its value, unit (or ""), and P comparison."""
+
+    text: str
+    """The mention as the text gives it (separators normalised)."""
+    value: str
+    unit: str = ""
+    p_op: str = ""
+    """For a P value, its comparison (``<``, ``=``, ``<=``...); else ""."""
+
+
+def _normalise_text(text: str) -> str:
+    text = _GROUPED_SPACE.sub("", text.translate(_MINUS))
+    return _GROUPED_COMMA.sub("", text)
+
+
+def _value(raw: str, sign: str | None) -> str:
+    value = raw.replace("·", ".")
+    if value.startswith("."):
+        value = "0" + value
+    return f"-{value}" if sign else value
+
+
+def _unit(raw: str | None) -> str:
+    if not raw:
+        return ""
+    lowered = raw.lower().replace("μ", "µ")
+    if lowered in _UNITS:
+        return _UNITS[lowered]
+    return lowered if _METRIC.match(lowered.replace("µ", "u")) else ""
+
+
+def number_mentions(text: str) -> list[NumberMention]:
+    """Return every number of ``text`` with its unit and, for a P value, comparison."""
+    plain = _normalise_text(text)
+    mentions: list[NumberMention] = []
+    p_spans: dict[int, str] = {}
+    for match in _P_VALUE.finditer(plain):
+        op = _OPS.get(match["op"], match["op"])
+        p_spans[match.start("value")] = op
+    for match in _NUMBER.finditer(plain):
+        start = match.start("value")
+        unit = _unit(match["unit"])
+        mentions.append(
+            NumberMention(
+                text=match.group(0).strip()
+                if unit
+                else plain[match.start() : match.end("value")],
+                value=_value(match["value"], match["sign"]),
+                unit=unit,
+                p_op=p_spans.get(start, ""),
+            )
+        )
+    return mentions
+
+
+@dataclass
+class ArticleNumbers:
+    """The numbers an article states, to check another text's numbers against."""
+
+    units: dict[str, set[str]] = field(default_factory=dict)
+    """Each value with the units it is given with ("" for none)."""
+    p_values: set[tuple[str, str]] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, text: str) -> ArticleNumbers:
+        """Index the numbers of an article's text."""
+        index = cls()
+        index.add(number_mentions(text))
+        return index
+
+    def add(self, mentions: Iterable[NumberMention]) -> None:
+        """Add mentions to the index."""
+        for mention in mentions:
+            for value in {mention.value, mention.value.lstrip("-")}:
+                self.units.setdefault(value, set()).add(mention.unit)
+            if mention.p_op:
+                self.p_values.add((mention.p_op, mention.value))
+
+    def supports(self, mention: NumberMention) -> bool:
+        """Tell whether the article states this number (unit and P comparison too)."""
+        units = self.units.get(mention.value)
+        if units is None:
+            return False
+        if mention.p_op:
+            return (mention.p_op, mention.value) in self.p_values
+        return not mention.unit or mention.unit in units or "" in units
+
+    def unsupported(self, text: str) -> list[str]:
+        """Return the mentions of ``text`` the article does not state."""
+        return [m.text for m in number_mentions(text) if not self.supports(m)]
+
+
+def number_precision(text: str, article: ArticleNumbers) -> float | None:
+    """Return the share of the text's numbers the article states; None if it has none."""
+    mentions = number_mentions(text)
+    if not mentions:
+        return None
+    return sum(article.supports(m) for m in mentions) / len(mentions)

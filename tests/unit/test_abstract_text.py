@@ -1,0 +1,174 @@
+"""Numbers, case, script and guidance echoes of an abstract against its article."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from veriscribe.text.guidance import (
+    CONCISE_GUIDE,
+    QUESTIONS,
+    echoes_guidance,
+    strip_facet_label,
+)
+from veriscribe.text.numbers import ArticleNumbers, number_mentions, number_precision
+from veriscribe.text.wording import (
+    CaseIndex,
+    case_changes,
+    content_words,
+    foreign_script_words,
+    repair_case,
+    repeated_trigram_share,
+)
+
+ARTICLE = (
+    "Sepsis is a leading cause of death. We randomised 1,412 adults to early or "
+    "delayed antibiotics. Mortality at 28 days was 18% with early and 25% with "
+    "delayed therapy (P < 0.05). The dose was 25 mg/kg. IL-6 fell by \u22123.2 pg/mL."
+    "\n\nSome proteins switch to a disease-causing insoluble state. Several human "
+    "diseases are highly relevant here. Samples came from Paris and DNA was read."
+)
+
+
+# ------------------------------------------------------------------------ numbers
+
+
+def test_numbers_are_normalised_before_they_are_compared() -> None:
+    values = [
+        m.value for m in number_mentions("1,234 and 1\u2009234; \u22123; 0\u00b705")
+    ]
+    assert values == ["1234", "1234", "-3", "0.05"]
+    article = ArticleNumbers.of(ARTICLE)
+    assert (
+        article.unsupported("We randomised 1412 adults; IL-6 fell by -3.2 pg/mL.") == []
+    )
+    assert article.unsupported("Mortality was 18 % against 25%.") == []
+
+
+def test_a_changed_number_unit_or_p_comparison_is_not_supported() -> None:
+    article = ArticleNumbers.of(ARTICLE)
+    assert article.unsupported("Mortality was 19% at 28 days.") == ["19%"]
+    assert article.unsupported("The dose was 25 \u00b5g.") == ["25 \u00b5g"]
+    assert article.unsupported("The difference was significant (P = 0.05).") == ["0.05"]
+    assert article.unsupported("It held for 30 days.") == ["30 days"]
+    assert article.unsupported("IL-8 rose.") == ["8"]
+
+
+def test_number_precision_is_the_share_the_article_gives() -> None:
+    article = ArticleNumbers.of(ARTICLE)
+    assert number_precision("No numbers here.", article) is None
+    assert number_precision("Of 1,412 adults, 18% and 19% died.", article) == (
+        pytest.approx(2 / 3)
+    )
+
+
+# ------------------------------------------------------------------ case, script
+
+
+def test_case_changes_are_words_the_article_writes_only_in_lower_case() -> None:
+    index = CaseIndex.of(ARTICLE)
+    text = (
+        "These proteins may be Highly Relevant to Several Defending Human Diseases. "
+        "They Switch To A Disease-Causing Insoluble State in Paris, with DNA."
+    )
+    found = case_changes(text, index)
+    assert found == [
+        "Highly",
+        "Relevant",
+        "Human",
+        "Diseases",
+        "Switch",
+        "To",
+        "A",
+        "Disease",
+        "Causing",
+        "Insoluble",
+        "State",
+    ]
+    repaired, words = repair_case(text, index)
+    assert words == found
+    # "Several" starts a sentence in the article only, "Defending" is not in it,
+    # Paris and DNA are names: all untouched, as is the first word of a sentence.
+    assert repaired == (
+        "These proteins may be highly relevant to Several Defending human diseases. "
+        "They switch to a disease-causing insoluble state in Paris, with DNA."
+    )
+    assert case_changes(repaired, index) == []
+
+
+def test_a_capital_after_a_sentence_end_or_label_is_not_a_case_change() -> None:
+    index = CaseIndex.of(ARTICLE)
+    assert (
+        case_changes("Results: Mortality fell. \u201cSeveral\u201d died.", index) == []
+    )
+
+
+def test_foreign_script_words_use_letters_the_article_does_not() -> None:
+    text = "Cells \u0430nd \u03b2-cells of cerebralalaria."  # Cyrillic a in "and"
+    assert foreign_script_words(text, "Cells and \u03b2 cells.") == ["\u0430nd"]
+    assert foreign_script_words(text, "Cells and cells.") == ["\u0430nd", "\u03b2"]
+
+
+def test_repeated_trigram_share() -> None:
+    assert repeated_trigram_share("the cells grew and the cells grew") == (
+        pytest.approx(1 / 5)
+    )
+    assert repeated_trigram_share("one two three four") == 0.0
+    assert math.isnan(repeated_trigram_share("too short"))
+
+
+# ---------------------------------------------------------------------- guidance
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The research gap and the motivation for the work are significant.",
+        "The design and procedures involved in the study were described.",
+        "The key findings and their data are presented.",
+        "The results support the conclusions.",
+        "What gap in knowledge motivated the work?",
+    ],
+)
+def test_sentences_that_restate_the_guidance_are_echoes(sentence: str) -> None:
+    assert echoes_guidance(sentence, frozenset(content_words(ARTICLE)))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The primary outcome was mortality at 28 days.",
+        "The study design was a randomised trial of adults with sepsis.",
+        "These findings have important implications for sepsis therapy.",
+        "Proteins that switch to an insoluble state cause human diseases.",
+    ],
+)
+def test_sentences_about_the_article_are_not_echoes(sentence: str) -> None:
+    assert not echoes_guidance(sentence, frozenset(content_words(ARTICLE)))
+
+
+def test_every_question_and_concise_guide_written_back_is_an_echo() -> None:
+    words = frozenset(content_words(ARTICLE))
+    for text in QUESTIONS.values():
+        assert echoes_guidance(text, words), text
+    for guide in CONCISE_GUIDE.values():
+        text = f"{guide[0].upper()}{guide[1:-1]} are described in the study."
+        assert echoes_guidance(text, words), text
+
+
+def test_facet_labels_are_stripped_but_not_words_that_begin_alike() -> None:
+    assert strip_facet_label("Methods: we randomised adults.") == (
+        "We randomised adults.",
+        True,
+    )
+    assert strip_facet_label("**Background:** Sepsis kills.") == ("Sepsis kills.", True)
+    assert strip_facet_label("Results and conclusions - mortality fell.") == (
+        "Mortality fell.",
+        True,
+    )
+    assert strip_facet_label("Design-based sampling was used.") == (
+        "Design-based sampling was used.",
+        False,
+    )
+    assert strip_facet_label("Results were mixed.")[1] is False
