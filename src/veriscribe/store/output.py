@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from veriscribe.errors import InputError
+from veriscribe.store.files import fsync_dir
 
 KEY = "source"
 
@@ -64,14 +65,6 @@ def _locked(handle: BinaryIO) -> Iterator[None]:
         yield
     finally:
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class ResultsFile:
@@ -209,7 +202,7 @@ class ResultsFile:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, self.path)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
 
     def append(self, lines: Sequence[tuple[str, str]]) -> int:
         """Append the lines of items not in the file yet; return how many were written."""
