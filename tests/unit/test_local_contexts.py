@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from veriscribe.llm import local
+from veriscribe.llm import local, sampling
 from veriscribe.llm.contexts import ContextPool, shared_start, split_threads
 from veriscribe.llm.factory import make_llm
 from veriscribe.settings import LLMSettings, Settings
@@ -151,6 +151,8 @@ def fake_llama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         ctx.threads = threads
 
     monkeypatch.setattr(llama_cpp, "Llama", FakeLlama)
+    # The model's contexts are veriscribe's sampling subclass of Llama.
+    monkeypatch.setattr(sampling, "SamplingLlama", FakeLlama)
     monkeypatch.setattr(llama_cpp, "llama_set_n_threads", set_threads)
     monkeypatch.setattr(FakeLlama, "threads_seen", [])
     monkeypatch.setattr(local, "_LOADED", {})
