@@ -129,6 +129,11 @@ def test_repeated_trigram_share() -> None:
         "The key findings and their data are presented.",
         "The results support the conclusions.",
         "What gap in knowledge motivated the work?",
+        # Seen on the bundled model: the question's phrase opening a sentence.
+        "The gap in knowledge motivated the work by Sidney Farber's theory of "
+        "chemotherapy, which was simple and effective in treating cancer.",
+        "This gap in knowledge motivated this work by the authors' suggestion of "
+        "using odds ratios to the relative risk.",
     ],
 )
 def test_sentences_that_restate_the_guidance_are_echoes(sentence: str) -> None:

@@ -115,6 +115,23 @@ def guidance_words() -> frozenset[str]:
 
 
 _GUIDANCE = guidance_words()
+PHRASE_WORDS = 3
+"""Consecutive content words of one question or guide that make a copied phrase."""
+
+
+def _phrases() -> frozenset[tuple[str, ...]]:
+    texts = [*CONCISE_GUIDE.values(), *DETAILED_GUIDE.values(), *QUESTIONS.values()]
+    runs = set()
+    for text in texts:
+        words = content_words(text)
+        runs |= {
+            tuple(words[i : i + PHRASE_WORDS])
+            for i in range(len(words) - PHRASE_WORDS + 1)
+        }
+    return frozenset(runs)
+
+
+_PHRASES = _phrases()
 
 
 def strip_facet_label(sentence: str) -> tuple[str, bool]:
@@ -133,8 +150,9 @@ def echoes_guidance(sentence: str, article_words: set[str] | frozenset[str]) -> 
     "described") and none says something particular to the article (a word of the
     article that is neither): at least two guidance words, at least 60% guidance or
     filler and none particular; or at least three, 75% and one particular.
-    A question is always an echo (an abstract answers, it does not ask), a sentence
-    with a number never is (no guidance has one).
+    A question is always an echo (an abstract answers, it does not ask), and so is a
+    sentence that copies a phrase of a question or guide (``PHRASE_WORDS`` of its
+    content words in a row); a sentence with a number never is (no guidance has one).
     """
     if sentence.rstrip().endswith("?"):
         return True
@@ -143,6 +161,13 @@ def echoes_guidance(sentence: str, article_words: set[str] | frozenset[str]) -> 
     words = content_words(sentence)
     if not words:
         return False
+    if any(
+        tuple(words[i : i + PHRASE_WORDS]) in _PHRASES
+        for i in range(len(words) - PHRASE_WORDS + 1)
+    ):
+        # A phrase of the prompt's own question written back ("The gap in knowledge
+        # motivated the work by ..."): the sentence answers the prompt, not the reader.
+        return True
     guidance = sum(w in _GUIDANCE for w in words)
     generic = sum(w in _GUIDANCE or w in _GENERIC for w in words)
     particular = sum(
