@@ -3,10 +3,12 @@
 For tests and benchmarks. It serves ``POST /v1/chat/completions`` (and ``GET
 /v1/models``) and Ollama's ``POST /api/chat`` from a thread, after a fixed latency,
 with the simulated model's replies (:func:`veriscribe.llm.sim.sim_reply`), so the
-abstract and answer pipelines accept what it says. Structured calls need the schema in
-the request: Ollama clients send it as ``format``; run OpenAI clients with
-``VERISCRIBE_LLM__OPENAI_SCHEMA=json_schema`` (or ``json_object_schema``), since plain
-JSON mode carries none.
+abstract and answer pipelines accept what it says. A prompt's id and values do not cross
+HTTP (no client sends them), so the server finds the prompt file whose wording a request
+fits and reads the values off it: the simulated model then answers as in the process.
+Structured calls need the schema in the request: Ollama clients send it as ``format``;
+run OpenAI clients with ``VERISCRIBE_LLM__OPENAI_SCHEMA=json_schema`` (or
+``json_object_schema``), since plain JSON mode carries none.
 
 It takes at most ``max_in_flight`` requests at once and answers HTTP 429 beyond that,
 and it can be told to misbehave (``mode``): ``"error"`` answers HTTP 500, ``"close"``
@@ -23,15 +25,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import string
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from veriscribe.llm.sim import sim_reply
+from veriscribe.prompts import Prompt, all_prompts
 
 Mode = Literal["ok", "error", "close", "hang"]
 _POLL_S = 0.02
@@ -136,7 +142,7 @@ class FakeServer:
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         """Return the chat completion answering a request body."""
-        messages = [_message(m) for m in body.get("messages", [])]
+        messages = as_rendered([_message(m) for m in body.get("messages", [])])
         content = sim_reply(messages, _schema(body), self.seed)
         prompt_tokens = max(1, sum(len(str(m.content)) for m in messages) // 4)
         output_tokens = max(1, len(content) // 4)
@@ -170,6 +176,58 @@ def _message(item: dict[str, Any]) -> BaseMessage:
     if role == "assistant":
         return AIMessage(str(content))
     return HumanMessage(str(content))
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """Return a pattern that matches the template's renderings, a group per slot."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    slot_before = False
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        follows_slot, slot_before = slot_before and not literal, name is not None
+        if name is None:
+            continue
+        if name in seen:
+            parts.append(f"(?P={name})")
+        elif follows_slot:
+            # A slot right after another cannot be told from it: the first takes
+            # both (the text renders the same), and no search of every split
+            # costs time quadratic in a long article.
+            parts.append(f"(?P<{name}>)")
+        else:
+            parts.append(f"(?P<{name}>.*)")
+        seen.add(name)
+    return re.compile("".join(parts), re.DOTALL)
+
+
+@cache
+def _patterns() -> list[tuple[Prompt, list[tuple[str, re.Pattern[str]]]]]:
+    """Return each prompt with the (message type, pattern) of each of its messages."""
+    found = []
+    for prompt in all_prompts():
+        parts = [("system", _pattern(prompt.system))] if prompt.system else []
+        found.append((prompt, [*parts, ("human", _pattern(prompt.user))]))
+    return found
+
+
+def as_rendered(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Return the messages marked with the prompt they were rendered from, if any."""
+    for prompt, patterns in _patterns():
+        head = messages[: len(patterns)]
+        if len(head) < len(patterns):
+            continue
+        values: dict[str, str] = {}
+        for message, (kind, pattern) in zip(head, patterns, strict=True):
+            match = pattern.fullmatch(str(message.content))
+            if message.type != kind or match is None:
+                break
+            values.update(match.groupdict())
+        else:
+            rendered = prompt.render(**values)
+            if [m.content for m in rendered] == [m.content for m in head]:
+                return [*rendered, *messages[len(patterns) :]]
+    return messages
 
 
 def _schema(body: dict[str, Any]) -> dict[str, Any] | None:

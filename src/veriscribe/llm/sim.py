@@ -2,7 +2,9 @@
 
 It answers any prompt after a fixed delay. The prompts of both graphs get the replies a
 dutiful model would give (``sim_replies``): facet summaries, abstracts, section summaries,
-questions and cited answers made of the prompt's own sentences. Any other prompt with a
+questions and cited answers made of the prompt's own sentences. It knows them by the
+prompt id and values their messages carry (``veriscribe.prompts.rendered_from``), not by
+their wording: an edited prompt file gets the same replies. Any other prompt with a
 JSON schema (``response_schema`` call keyword) gets a value that satisfies the schema,
 with strings made of the prompt's words. A reply depends only on the prompt and the seed,
 so a call that succeeds on a retry says what it would have said the first time.
@@ -36,7 +38,8 @@ from pydantic import PrivateAttr
 
 from veriscribe.errors import BackendUnavailable, ModelTimeout
 from veriscribe.llm.results import chat_result
-from veriscribe.llm.sim_replies import json_reply, text_reply
+from veriscribe.llm.sim_replies import reply
+from veriscribe.prompts import PROMPT_KEY, rendered_from
 
 FAULTS = ("timeout", "server_error", "invalid_json", "empty")
 # Chatter instead of the JSON asked for: nothing in it can be repaired into a value
@@ -56,24 +59,57 @@ def _first(messages: list[BaseMessage], kind: type[BaseMessage]) -> str:
     return next((str(m.content) for m in messages if isinstance(m, kind)), "")
 
 
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def _asked(messages: list[BaseMessage]) -> str:
+    """Return what a call asks, as a digest: its prompt id and values, else its text.
+
+    A rendered prompt is known by the id without the wording's digest, and by its values:
+    an edit of the prompt's wording asks the same.
+    """
+    origin = rendered_from(messages)
+    if origin is not None:
+        prompt_id, values = origin
+        return _digest(prompt_id.partition("@")[0], sorted(values.items()))
+    user = _first(messages, HumanMessage)
+    system = _first(messages, SystemMessage)
+    return hashlib.sha256(f"{system}\n{user}".encode()).hexdigest()
+
+
+def _call_key(messages: list[BaseMessage]) -> str:
+    """Return the key faults are drawn for: the prompt and any repair turns after it."""
+    if rendered_from(messages) is None:
+        return hashlib.sha256(_prompt_text(messages).encode()).hexdigest()
+    turns = [str(m.content) for m in messages if PROMPT_KEY not in m.additional_kwargs]
+    return _digest(_asked(messages), turns)
+
+
 def sim_reply(
     messages: list[BaseMessage], schema: dict[str, Any] | None, seed: int = 0
 ) -> str:
-    """Return the simulated model's fault-free reply (JSON when a schema is given)."""
-    prompt = _prompt_text(messages)
-    user = _first(messages, HumanMessage)
-    system = _first(messages, SystemMessage)
+    """Return the simulated model's fault-free reply (JSON when a schema is given).
+
+    Raises:
+        UnknownPrompt: The messages come from a prompt no writer answers.
+    """
     # Seeded by the prompt alone, not by a repair turn: a repaired reply says
     # what the first reply would have said.
-    asked = hashlib.sha256(f"{system}\n{user}".encode()).hexdigest()
-    rng = random.Random(f"{seed}:{asked}")
+    rng = random.Random(f"{seed}:{_asked(messages)}")
+    origin = rendered_from(messages)
+    if origin is None:
+        value = None
+        prompt = _prompt_text(messages)
+    else:
+        value = reply(*origin, schema, rng)
+        # Generic answers take the prompt's values' words, not its wording's.
+        prompt = "\n".join(origin[1].values())
     if schema is None:
-        text = text_reply(user, rng)
-        if text is None:
-            text = " ".join(_WORD.findall(prompt)[-40:]) or "ok"
-        return text
-    value = json_reply(user, system, schema, rng)
-    if value is None:
+        if isinstance(value, str):
+            return value
+        return " ".join(_WORD.findall(prompt)[-40:]) or "ok"
+    if value is None or isinstance(value, str):
         value = SchemaFaker(prompt, rng, schema).make(schema)
     return json.dumps(value)
 
@@ -100,9 +136,7 @@ class SimChatModel(BaseChatModel):
         return rng.choice(FAULTS) if rng.random() < self.fail else ""
 
     def _respond(self, messages: list[BaseMessage], **kwargs: Any) -> tuple[str, str]:
-        prompt = _prompt_text(messages)
-        key = hashlib.sha256(prompt.encode()).hexdigest()
-        fault = self._fault(key)
+        fault = self._fault(_call_key(messages))
         schema = kwargs.get("response_schema")
         if fault == "invalid_json":
             return INVALID_JSON, fault

@@ -1,21 +1,26 @@
-"""What the simulated model says: plausible replies built from the prompt's own text.
+"""What the simulated model says: plausible replies built from the prompt's own values.
 
-Each writer recognises one kind of prompt of the two graphs by the text it carries (a
-facet text after ``Text:``, a draft after ``Draft abstract:``, numbered section excerpts,
-fenced guideline sections, ...) and answers as a dutiful model would: it picks sentences
+Each writer answers the prompts of the graphs named for it in ``WRITERS``, found by the
+prompt's id (never by its wording, so an edited prompt file gets the same replies), from
+the values the prompt was rendered with (a facet's text, a draft, numbered section
+excerpts, fenced guideline sections, ...), as a dutiful model would: it picks sentences
 of the given text and lightly rephrases them, copies quotes word for word from fenced
 sources, and writes questions from a section's words. Everything is drawn from a
 generator the caller seeds with the prompt, so the same prompt always gets the same
-reply. A prompt no writer recognises gets ``None`` and the caller's generic answer.
+reply. A writer that has nothing to say returns ``None`` and the caller's generic answer;
+a prompt id without a writer is an error.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["json_reply", "text_reply"]
+from veriscribe.errors import VeriscribeError
+
+__all__ = ["WRITERS", "UnknownPrompt", "reply"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9(\"'])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
@@ -159,18 +164,9 @@ def elements(text: str) -> list[str]:
     return unique[:6] or ["the main finding"]
 
 
-def after(text: str, *markers: str) -> str | None:
-    """Return what follows the first marker found (tried in the order given)."""
-    for marker in markers:
-        at = text.find(marker)
-        if at != -1:
-            return text[at + len(marker) :]
-    return None
-
-
-def labels(user: str, count: int) -> list[str]:
+def labels(items: str, count: int) -> list[str]:
     """Label each item's target sentence by its cue words, else by its position."""
-    targets = re.findall(r"^Target: (.*)$", user, re.MULTILINE)
+    targets = re.findall(r"^Target: (.*)$", items, re.MULTILINE)
     result = []
     for index in range(count):
         target = targets[index] if index < len(targets) else ""
@@ -197,10 +193,10 @@ def fenced_sources(text: str) -> list[tuple[str, str]]:
     return [(key, body) for _, key, body in _FENCED.findall(text)]
 
 
-def cited_sentences(user: str, rng: random.Random) -> list[dict[str, str]]:
+def cited_sentences(sources: str, rng: random.Random) -> list[dict[str, str]]:
     """Answer with one sentence per source (up to three), each quoting its source."""
     cited = []
-    for key, body in fenced_sources(user)[:3]:
+    for key, body in fenced_sources(sources)[:3]:
         numbered = dict(_UNIT_LINE.findall(body))
         pool = [s for s in numbered.values() or sentences(body) if _words(s) >= 5]
         if not pool:
@@ -221,19 +217,14 @@ def _terms(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP}
 
 
-def pick_sections(user: str, system: str) -> list[str]:
+def pick_sections(question: str, candidates: str, k: int) -> list[str]:
     """Choose the candidates whose summaries share most words with the question."""
-    question = after(user, "Question:") or ""
-    question = question.split("\n", 1)[0]
-    listing = after(user, "Candidate sections:") or ""
-    candidates = re.findall(r"^\[([^\]\n]+)\]\n(.*)$", listing, re.MULTILINE)
-    k_match = re.search(r"at most (\d+)", system)
-    k = int(k_match.group(1)) if k_match else 3
+    listed = re.findall(r"^\[([^\]\n]+)\]\n(.*)$", candidates, re.MULTILINE)
     asked = _terms(question)
     scored = sorted(
         (
             (len(asked & _terms(summary)), -i, key)
-            for i, (key, summary) in enumerate(candidates)
+            for i, (key, summary) in enumerate(listed)
         ),
         reverse=True,
     )
@@ -241,27 +232,21 @@ def pick_sections(user: str, system: str) -> list[str]:
     return chosen or [key for _, _, key in scored[:1]]
 
 
-def section_lines(user: str) -> str | None:
+def section_lines(sections: str) -> str | None:
     """Write ``n: Covers ...`` for every numbered section excerpt of the prompt."""
-    blocks = re.split(r"^Section (\d+) \((.*)\):$", user, flags=re.MULTILINE)
+    blocks = re.split(r"^Section (\d+) \((.*)\):$", sections, flags=re.MULTILINE)
     if len(blocks) < 4:
         return None
     lines = []
     for number, title, body in zip(
         blocks[1::3], blocks[2::3], blocks[3::3], strict=True
     ):
-        body = body.split("\nNow write", 1)[0]
         topic = " ".join(title.split()[:6])
         point = " ".join(body.split()[: max(4, 18 - _words(topic))]).rstrip(",;:.")
         lines.append(f"{number}: Covers {topic}: {point}.")
     return "\n".join(lines)
 
 
-_QUESTION_ENDS = {
-    "Question:": "lookup",
-    "Scenario and question:": "scenario",
-    "Patient:": "sdm",
-}
 _LOOKUP = (
     "What does current practice advise about {a}?",
     "When should clinicians consider {a}?",
@@ -285,14 +270,8 @@ def _phrase(sentence: str, rng: random.Random, size: int = 3) -> str:
     return " ".join(words[start : start + size])
 
 
-def question(user: str, rng: random.Random) -> str | None:
-    """Write a question in the style the prompt's last line asks for."""
-    last = user.rstrip().rsplit("\n", 1)[-1].strip()
-    style = _QUESTION_ENDS.get(last)
-    text = after(user, "Section text:\n")
-    if style is None or text is None:
-        return None
-    text = text.split("\nA previous attempt, ", 1)[0].rsplit("\n", 1)[0]
+def question(style: str, text: str, rng: random.Random) -> str:
+    """Write a question about a section's text in a style: lookup, scenario or sdm."""
     pool = [s for s in sentences(text) if _words(s) >= 6] or [text]
     a = _phrase(rng.choice(pool), rng)
     b = a
@@ -311,52 +290,113 @@ def question(user: str, rng: random.Random) -> str | None:
 # ------------------------------------------------------------------------ replies
 
 
-def text_reply(user: str, rng: random.Random) -> str | None:
-    """Return a free-text reply to a prompt of the graphs, or None if not recognised."""
-    if re.search(r"^Now write \d+ lines", user, re.MULTILINE):
-        return section_lines(user)
-    return question(user, rng)
+Values = dict[str, str]
+Writer = Callable[[Values, dict[str, Any], random.Random], str | dict[str, Any] | None]
+"""A writer takes the prompt's values, its schema's properties and the seeded generator."""
+_REASONING = {"reasoning": "Kept the main points in the order given."}
 
 
-def json_reply(
-    user: str, system: str, schema: dict[str, Any], rng: random.Random
-) -> dict[str, Any] | None:
-    """Return a JSON reply to a structured prompt, or None if not recognised."""
-    properties = schema.get("properties", {})
-    names = set(properties)
-    value = _json_value(user, system, properties, rng)
-    if value is None:
-        return None
-    return {key: item for key, item in value.items() if key in names}
+class UnknownPrompt(VeriscribeError):
+    """A prompt the simulated model has no writer for."""
 
 
-def _json_value(
-    user: str, system: str, properties: dict[str, Any], rng: random.Random
-) -> dict[str, Any] | None:
-    names = set(properties)
-    reasoning = {"reasoning": "Kept the main points in the order given."}
-    if "summary" in names:
-        source = after(user, "Partial summaries:\n", "### Reference text\n", "Text:\n")
-        if source is None:
+def _summary(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"summary": summarise(values["text"], rng), **_REASONING}
+
+
+def _refined(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"abstract": refine(values["draft"]), **_REASONING}
+
+
+def _naive(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"abstract": naive_abstract(values["text"], rng), **_REASONING}
+
+
+def _elements(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"elements": elements(values["text"])}
+
+
+def _labels(
+    values: Values, properties: dict[str, Any], rng: random.Random
+) -> dict[str, Any]:
+    count = int(properties.get("labels", {}).get("minItems", values["count"]))
+    return {"labels": labels(values["items"], count)}
+
+
+def _cited(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"sentences": cited_sentences(values["sources"], rng)}
+
+
+def _picked(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    picked = pick_sections(values["question"], values["candidates"], int(values["k"]))
+    return {"ids": picked}
+
+
+def _no_claims(values: Values, _: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    return {"not_claims": []}  # most sentences of an answer are claims
+
+
+def _generic(values: Values, _: dict[str, Any], rng: random.Random) -> None:
+    return None  # a value made from the schema serves: verdicts, spans, yes or no
+
+
+def _section_lines(values: Values, _: dict[str, Any], rng: random.Random) -> str | None:
+    return section_lines(values["sections"])
+
+
+def _asking(style: str) -> Writer:
+    def write(values: Values, _: dict[str, Any], rng: random.Random) -> str:
+        return question(style, values["text"], rng)
+
+    return write
+
+
+_SUMMARISED = ("bc", "bc_ns", "di", "own", "si", "si_cot")
+_ANSWERED = ("answer", "answer_id", "answer_quote", "select_id", "select_quote")
+WRITERS: dict[str, Writer] = {
+    **{f"abstract/summarize_{kind}": _summary for kind in _SUMMARISED},
+    "abstract/merge": _summary,
+    "abstract/refine": _refined,
+    "abstract/refine_own": _refined,
+    "abstract/naive": _naive,
+    "abstract/elements_si_cot": _elements,
+    "abstract/label": _labels,
+    **{f"qa/{name}": _cited for name in _ANSWERED},
+    "qa/retrieve": _picked,
+    "qa/claims": _no_claims,
+    "qa/judge": _generic,
+    "qa/judge_yesno": _generic,
+    "qa/recover": _generic,
+    "qa/summarize_sections": _section_lines,
+    **{f"questions/{style}": _asking(style) for style in ("lookup", "scenario", "sdm")},
+}
+"""The writer of every prompt file, by ``<graph>/<name>`` (its id without the digest)."""
+
+
+def reply(
+    prompt_id: str,
+    values: Values,
+    schema: dict[str, Any] | None,
+    rng: random.Random,
+) -> str | dict[str, Any] | None:
+    """Return the reply to a rendered prompt: text, or JSON when a schema is given.
+
+    ``None`` when the writer has nothing to say (the caller's generic answer serves).
+
+    Raises:
+        UnknownPrompt: No writer answers the prompt.
+    """
+    name = prompt_id.partition("@")[0]
+    writer = WRITERS.get(name)
+    if writer is None:
+        raise UnknownPrompt(
+            f"sim: no reply written for the prompt {name!r}: add its writer to "
+            "veriscribe.llm.sim_replies.WRITERS"
+        )
+    properties: dict[str, Any] = (schema or {}).get("properties", {})
+    value = writer(values, properties, rng)
+    if isinstance(value, dict):
+        if schema is None:
             return None
-        return {"summary": summarise(source, rng), **reasoning}
-    if "abstract" in names:
-        draft = after(user, "Draft abstract:\n")
-        if draft is not None:
-            return {"abstract": refine(draft), **reasoning}
-        article = after(user, "Article:\n")
-        if article is None:
-            return None
-        return {"abstract": naive_abstract(article, rng), **reasoning}
-    if names == {"elements"}:
-        return {"elements": elements(after(user, "### Text\n") or user)}
-    if names == {"sentences"}:
-        return {"sentences": cited_sentences(user, rng)}
-    if names == {"ids"}:
-        return {"ids": pick_sections(user, system)}
-    if names == {"labels"}:
-        count = int(properties["labels"].get("minItems", 1))
-        return {"labels": labels(user, count)}
-    if names == {"not_claims"}:
-        return {"not_claims": []}  # most sentences of an answer are claims
-    return None
+        return {key: item for key, item in value.items() if key in properties}
+    return value if schema is None else None

@@ -5,17 +5,27 @@ a line ``## system`` or ``## user``. Placeholders are ``{name}``; a literal brac
 ``{{`` or ``}}``. Rendering with a missing or unknown value is an error, never a blank. Each
 prompt's id (``<graph>/<name>@<hash>``) changes with its text, so every result can be traced
 to the exact prompt that produced it.
+
+Every rendered message also carries, under ``additional_kwargs[PROMPT_KEY]``, the id of its
+prompt and the values it was rendered with. Chat clients send a message's role and content
+(OpenAI also a ``name``), never other ``additional_kwargs``, so this stays in the process:
+the simulated model reads it to know what it answers without reading the wording.
 """
 
 from __future__ import annotations
 
 import hashlib
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+PROMPT_KEY = "veriscribe_prompt"
+"""The ``additional_kwargs`` key of a rendered message: ``{"id": ..., "values": {...}}``."""
 
 
 class PromptError(ValueError):
@@ -31,6 +41,11 @@ class Prompt:
     user: str
     placeholders: frozenset[str]
 
+    @property
+    def name(self) -> str:
+        """Return ``<graph>/<name>``: the id without the digest of the wording."""
+        return self.id.partition("@")[0]
+
     def render(self, **values: str) -> list[BaseMessage]:
         """Fill the placeholders and return the chat messages."""
         given = set(values)
@@ -40,11 +55,25 @@ class Prompt:
             )
         if unknown := given - self.placeholders:
             raise PromptError(f"prompt {self.id} has no placeholders {sorted(unknown)}")
+        origin = {PROMPT_KEY: {"id": self.id, "values": dict(values)}}
         messages: list[BaseMessage] = []
         if self.system:
-            messages.append(SystemMessage(self.system.format(**values)))
-        messages.append(HumanMessage(self.user.format(**values)))
+            messages.append(
+                SystemMessage(self.system.format(**values), additional_kwargs=origin)
+            )
+        messages.append(
+            HumanMessage(self.user.format(**values), additional_kwargs=origin)
+        )
         return messages
+
+
+def rendered_from(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, str]] | None:
+    """Return the prompt id and values the messages were rendered with, if any."""
+    for message in messages:
+        origin: Any = message.additional_kwargs.get(PROMPT_KEY)
+        if isinstance(origin, dict):
+            return str(origin["id"]), dict(origin["values"])
+    return None
 
 
 def _fields(text: str) -> set[str]:
@@ -87,6 +116,18 @@ def load_prompt(graph: str, name: str) -> Prompt:
         user=user,
         placeholders=frozenset(_fields(system) | _fields(user)),
     )
+
+
+def all_prompts() -> list[Prompt]:
+    """Load every prompt file of every graph."""
+    root = resources.files(__package__)
+    return [
+        load_prompt(folder.name, entry.name.removesuffix(".md"))
+        for folder in sorted(root.iterdir(), key=lambda f: f.name)
+        if folder.is_dir() and not folder.name.startswith("_")
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".md")
+    ]
 
 
 @cache
