@@ -34,7 +34,10 @@ def test_one_batch_trial_killed_and_resumed_matches_its_reference(
     trial = chaos.Trial(
         index=0,
         kind="batch",
-        model_seed=0,
+        # Faults are drawn per prompt id and values: under seed 0 the label call of
+        # good.xml meets three transient faults in a row, and the reference itself
+        # loses that article.
+        model_seed=1,
         signal="SIGKILL",
         moment=0.1,  # early: a loaded machine makes the reference and trial differ
         during_startup=False,
@@ -42,7 +45,7 @@ def test_one_batch_trial_killed_and_resumed_matches_its_reference(
     )
     result = bench.run_trial(trial)
 
-    reference = bench.references[("batch", 0)]
+    reference = bench.references[("batch", 1)]
     # Two dataset articles, and the glob over the link loops: good.xml and deep.xml.
     assert reference.exit_code == 0 and len(reference.output.keys) == 4
     deep = str(inputs.tree / "sub" / "deep.xml")
