@@ -383,6 +383,17 @@ class SectionListing(Result):
     summary_source: str | None
 
 
+class SectionText(Result):
+    """A section of a corpus with its text, as citations quote it."""
+
+    corpus: str
+    doc_id: str
+    section_id: str
+    number: str
+    title: str
+    text: str
+
+
 class CorpusDetails(Result):
     """A corpus's documents and sections (``corpus show``)."""
 

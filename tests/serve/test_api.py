@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from veriscribe.errors import ConfigError
 from veriscribe.options import AbstractOptions
 from veriscribe.serve import ServeConfig, check_bind, create_app
 from veriscribe.serve.guard import TOKEN_ENV
-from veriscribe.settings import Settings
+from veriscribe.settings import LLMSettings, Settings
 
 TOKEN = "a-long-enough-test-token-0123"
 QUESTION = "How is hypertension diagnosed?"
@@ -613,3 +614,157 @@ async def test_work_over_the_time_limit_is_504(tmp_path: Path, corpus: str) -> N
     assert time.monotonic() - started < 2.5
     assert "longer than" in assert_problem(response, 504)["detail"]
     assert app.state.server.gate.admitted == 0
+
+
+# ------------------------------------------------------------------ page and sources
+
+
+async def test_the_page_is_served_without_the_token_and_loads_nothing_outside(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path, token=TOKEN)
+    async with client_of(app) as http:
+        page = await http.get("/")
+        script = await http.get("/ui/app.js")
+        style = await http.get("/ui/app.css")
+        missing = await http.get("/ui/secrets.txt")
+        api = await http.get("/v1/corpora")
+    assert page.status_code == 200 and page.headers["content-type"].startswith(
+        "text/html"
+    )
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert 'src="/ui/app.js"' in page.text and 'href="/ui/app.css"' in page.text
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert style.headers["content-type"].startswith("text/css")
+    for text in (page.text, script.text, style.text):
+        assert not re.search(r"(src|href|url)\s*[=(]\s*[\"']?(https?:)?//", text)
+    assert_problem(missing, 404)
+    assert_problem(api, 401)  # the data still needs the token
+
+
+async def test_a_section_is_shown_with_its_text(
+    client: httpx.AsyncClient, corpus: str
+) -> None:
+    shown = await client.get(f"/v1/corpora/{corpus}/sections/hypertension:diagnosis")
+    assert shown.status_code == 200, shown.text
+    section = shown.json()
+    assert section["title"] == "Diagnosis" and section["number"] == "1"
+    assert "two separate\noccasions" in section["text"]
+    assert_problem(
+        await client.get(f"/v1/corpora/{corpus}/sections/hypertension:x"), 404
+    )
+    assert_problem(await client.get("/v1/corpora/nope/sections/hypertension:x"), 404)
+
+
+async def test_a_runs_results_are_its_abstracts_in_input_order(
+    client: httpx.AsyncClient,
+) -> None:
+    files = [
+        ("files", ("walking.md", ARTICLE.encode(), "text/markdown")),
+        ("files", ("broken.xml", b"<article><not-closed>", "application/xml")),
+    ]
+    run_id = (await client.post("/v1/abstracts", files=files)).json()["run_id"]
+    assert (await client.get(f"/v1/runs/{run_id}/results")).status_code == 200
+    await finished(client, run_id)
+    lines = (await client.get(f"/v1/runs/{run_id}/results")).json()
+    assert len(lines) == 2
+    by_source = {Path(line["source"]).name: line for line in lines}
+    assert "Supervised walking" in by_source["walking.md"]["abstract"]
+    assert by_source["broken.xml"]["error"]
+    assert_problem(await client.get("/v1/runs/run-0/results"), 404)
+
+
+async def finished(http: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    """Wait until a run is finished; return its summary."""
+    deadline = time.monotonic() + 120
+    while True:
+        summary: dict[str, Any] = (await http.get(f"/v1/runs/{run_id}")).json()
+        if summary["status"] == "finished" or time.monotonic() > deadline:
+            return summary
+        await asyncio.sleep(0.1)
+
+
+# -------------------------------------------------------------------------- draining
+
+
+async def progressed(http: httpx.AsyncClient, run_id: str, count: str) -> None:
+    """Wait until a run has at least one item ``done`` (or ``running``)."""
+    deadline = time.monotonic() + 60
+    while (await http.get(f"/v1/runs/{run_id}")).json()[count] < 1:
+        assert time.monotonic() < deadline, f"no item {count}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_draining_server_takes_no_new_work(tmp_path: Path, corpus: str) -> None:
+    app = make_app(tmp_path)
+    async with app.router.lifespan_context(app), client_of(app) as http:
+        app.state.server.drain()
+        asked = await http.post(
+            "/v1/answers", json={"question": QUESTION, "corpus": corpus}
+        )
+        files = {"files": ("walking.md", ARTICLE.encode(), "text/markdown")}
+        started = await http.post("/v1/abstracts", files=files)
+        listed = await http.get("/v1/corpora")
+    for refused in (asked, started):
+        body = assert_problem(refused, 503)
+        assert body["type"].endswith(":draining")
+        assert refused.headers["retry-after"] == "5"
+    assert listed.status_code == 200  # reading goes on until the end
+    assert not (tmp_path / "serve" / "articles").exists()
+
+
+async def test_shutdown_finishes_articles_in_flight_and_loses_none(
+    tmp_path: Path,
+) -> None:
+    # Four articles in flight at a time (one model call at a time), each making
+    # several calls of 0.1 s: the shutdown comes in the middle of the run.
+    slow = Settings(model="sim:latency=0.1", llm=LLMSettings(concurrency=1))
+    files = [
+        ("files", (f"a{n}.md", ARTICLE.replace("120", str(100 + n)).encode()))
+        for n in range(8)
+    ]
+    app = make_app(tmp_path, settings=slow, runs=1, poll_s=0.05)
+    async with app.router.lifespan_context(app), client_of(app) as http:
+        run_id = (await http.post("/v1/abstracts", files=files)).json()["run_id"]
+        await progressed(http, run_id, "done")
+        run = app.state.server.runs[run_id]
+    # Leaving the context is the server's shutdown: the run has stopped, not been
+    # cancelled, and every article is either finished or waiting, none half-held.
+    assert run.done() and not run.cancelled()
+    stopped = await service.show_run(slow, run_id)
+    assert stopped.status == "interrupted", stopped
+    assert stopped.running == 0 and stopped.failed == 0
+    assert 1 <= stopped.done < 8 and stopped.done + stopped.pending == 8
+    out = Path(stopped.out or "")
+    lines = (await asyncio.to_thread(out.read_text, "utf-8")).splitlines()
+    assert len(lines) == stopped.done
+
+    again = make_app(tmp_path, settings=slow, runs=1)
+    async with again.router.lifespan_context(again), client_of(again) as http:
+        summary = await finished(http, run_id)
+        results = (await http.get(f"/v1/runs/{run_id}/results")).json()
+    assert summary["status"] == "finished" and summary["done"] == 8, summary
+    assert summary["failed"] == 0
+    assert sorted(Path(line["source"]).name for line in results) == sorted(
+        f"a{n}.md" for n in range(8)
+    )
+    lines = (await asyncio.to_thread(out.read_text, "utf-8")).splitlines()
+    assert sorted(json.loads(line)["source"] for line in lines) == sorted(
+        line["source"] for line in results
+    )
+
+
+async def test_shutdown_cancels_a_run_that_outlasts_the_drain_time(
+    tmp_path: Path,
+) -> None:
+    slow = Settings(model="sim:latency=2")
+    files = {"files": ("walking.md", ARTICLE.encode(), "text/markdown")}
+    app = make_app(tmp_path, settings=slow, drain_s=0.3)
+    async with app.router.lifespan_context(app), client_of(app) as http:
+        run_id = (await http.post("/v1/abstracts", files=files)).json()["run_id"]
+        await progressed(http, run_id, "running")
+        started = time.monotonic()
+    assert time.monotonic() - started < 5
+    left = await service.show_run(slow, run_id)
+    # Left for `runs resume` or the next start: released, not lost.
+    assert left.status == "interrupted" and left.running == 0 and left.pending == 1

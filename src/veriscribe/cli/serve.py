@@ -59,6 +59,14 @@ def serve(
         float,
         typer.Option("--timeout", min=1, help="Seconds a request's work may take."),
     ] = 600.0,
+    drain: Annotated[
+        float,
+        typer.Option(
+            "--drain",
+            min=0,
+            help="Seconds that answers and articles in flight get to finish at SIGTERM.",
+        ),
+    ] = 25.0,
     work_dir: Annotated[
         Path | None,
         typer.Option(
@@ -69,9 +77,8 @@ def serve(
 ) -> None:
     """Serve answers, checks, corpora and abstract runs as an HTTP API."""
     # Only this command needs the web stack: other commands start without it.
-    import uvicorn
-
     from veriscribe.serve import ServeConfig, check_bind, create_app, token_from_env
+    from veriscribe.serve.server import draining_server
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     if db is not None:
@@ -85,6 +92,7 @@ def serve(
         queue=queue,
         runs=runs,
         timeout_s=timeout,
+        drain_s=drain,
         work_dir=work_dir,
     )
-    uvicorn.run(create_app(config), host=host, port=port, timeout_graceful_shutdown=30)
+    draining_server(create_app(config), host, port).run()

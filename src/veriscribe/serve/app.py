@@ -26,11 +26,14 @@ from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 from veriscribe.redaction import redact
 from veriscribe.results import (
+    BatchLine,
     CheckedAnswer,
     CorpusDetails,
     CorpusListing,
+    FailedLine,
     IngestReport,
     RunSummary,
+    SectionText,
 )
 from veriscribe.serve import problems
 from veriscribe.serve.guard import BearerAuth, BodyLimit, Ticket, WorkGate
@@ -42,6 +45,7 @@ from veriscribe.serve.models import (
     RunAccepted,
     VerifyRequest,
 )
+from veriscribe.serve.page import add_page
 from veriscribe.service.qa import OnStage
 from veriscribe.settings import Settings, default_data_dir
 from veriscribe.store.db import sqlite_path
@@ -77,6 +81,9 @@ class ServeConfig:
     """How often a run's event stream looks at its progress."""
     resume_runs: bool = True
     """At start, continue the abstract runs of this API that no process finished."""
+    drain_s: float = 25.0
+    """At shutdown, how long answers in flight and the articles being written may take
+    to finish; what is left then continues from its checkpoint at the next start."""
     work_dir: Path | None = None
     """Uploaded files and run outputs; default: ``serve`` beside a SQLite database,
     else in the data directory."""
@@ -109,11 +116,48 @@ class Server:
     run_gate: WorkGate
     runs: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     chats: dict[str, ChatLock] = field(default_factory=dict)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the server drains: runs start no new article, requests are refused."""
 
     @property
     def settings(self) -> Settings:
         """Return the settings every service runs with."""
         return self.config.settings
+
+    def admit(self, gate: WorkGate) -> Ticket:
+        """Admit one job through ``gate``, unless the server is draining.
+
+        Raises:
+            Draining: The server is shutting down.
+            Busy: As much work is admitted as the gate takes.
+        """
+        if self.stopping.is_set():
+            raise problems.Draining(self.config.retry_after_s)
+        return gate.ticket()
+
+    def drain(self) -> None:
+        """Take no new work and let the abstract runs finish their articles in flight."""
+        if not self.stopping.is_set():
+            log.info(
+                "draining: %d abstract run(s) finish what is in flight", len(self.runs)
+            )
+        self.stopping.set()
+
+    async def finish_runs(self) -> None:
+        """Drain, wait for the runs to stop, and cancel those that take too long.
+
+        A run that stops leaves its unstarted articles pending; one cancelled continues
+        its articles from their checkpoints (``runs resume``, ``worker`` or the next
+        start of the server): nothing is lost either way.
+        """
+        self.drain()
+        tasks = list(self.runs.values())
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=self.config.drain_s)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def start_run(
         self,
@@ -138,8 +182,12 @@ class Server:
     async def continue_run(self, run_id: str, *, local: bool) -> object:
         """Resume a run from its inputs (``local``), else work on it as a worker."""
         if local:
-            return await service.resume_run(self.settings, run_id, handle_signals=False)
-        return await service.work_run(self.settings, run_id, handle_signals=False)
+            return await service.resume_run(
+                self.settings, run_id, handle_signals=False, stop=self.stopping
+            )
+        return await service.work_run(
+            self.settings, run_id, handle_signals=False, stop=self.stopping
+        )
 
     async def resume_runs(self) -> list[str]:
         """Continue the runs this API started that no process finished.
@@ -154,8 +202,8 @@ class Server:
             if run.status == "running" or run.run_id in self.runs:
                 continue  # a live worker has it
             try:
-                ticket = self.run_gate.ticket()
-            except problems.Busy:
+                ticket = self.admit(self.run_gate)
+            except (problems.Busy, problems.Draining):
                 log.warning("abstract run %s left for later: too many runs", run.run_id)
                 continue
             inputs = run.inputs or []
@@ -253,10 +301,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         if config.resume_runs:
             await server.resume_runs()
         yield
-        # Runs stopped here continue from their checkpoints (`runs resume`, `worker`).
-        for task in server.runs.values():
-            task.cancel()
-        await asyncio.gather(*server.runs.values(), return_exceptions=True)
+        await server.finish_runs()
 
     app = FastAPI(
         title="veriscribe",
@@ -273,6 +318,7 @@ def create_app(config: ServeConfig) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=config.settings.max_input_bytes)
     app.add_middleware(BearerAuth, token=config.token)
     add_routes(app, server)
+    add_page(app)
     return app
 
 
@@ -285,7 +331,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         413: "Body larger than the input limit",
         422: "Invalid request",
         429: "Too much work in progress (see Retry-After)",
-        503: "Model backend or database unavailable",
+        503: "Model backend or database unavailable, or the server shutting down",
     }.items()
 }
 
@@ -391,17 +437,20 @@ def add_routes(app: FastAPI, server: Server) -> None:
     )
     async def post_answer(body: AnswerRequest, request: Request) -> Any:
         """Answer a question from a corpus with checked verbatim citations."""
-        ticket = server.gate.ticket()
+        ticket = server.admit(server.gate)
         if EVENT_STREAM in request.headers.get("accept", ""):
+            # At shutdown, an answer in flight has drain_s to finish its stream.
             return EventSourceResponse(
-                stream(body, ticket), background=BackgroundTask(ticket.release)
+                stream(body, ticket),
+                background=BackgroundTask(ticket.release),
+                shutdown_grace_period=server.config.drain_s,
             )
         return await within_limits(ticket, partial(answer, body, None))
 
     @app.post("/v1/verify", tags=["answers"], responses=ERRORS)
     async def post_verify(body: VerifyRequest) -> CheckedAnswer:
         """Check an answer that carries citation markers, as `verify` does."""
-        ticket = server.gate.ticket()
+        ticket = server.admit(server.gate)
         work = partial(
             service.verify_answer,
             body.answer,
@@ -428,13 +477,23 @@ def add_routes(app: FastAPI, server: Server) -> None:
         """Show a corpus's documents and sections."""
         return await service.show_corpus(settings, name)
 
+    @app.get(
+        "/v1/corpora/{name}/sections/{key:path}", tags=["corpora"], responses=ERRORS
+    )
+    async def get_section(
+        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+        key: Annotated[str, PathParam(description="The section's `doc:section` key.")],
+    ) -> SectionText:
+        """Show one section with its text: where a citation's quote can be read."""
+        return await service.section_text(settings, name, key)
+
     @app.post("/v1/corpora/{name}/documents", tags=["corpora"], responses=ERRORS)
     async def post_documents(
         name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
         files: Annotated[list[UploadFile], File(description="Guideline documents.")],
     ) -> IngestReport:
         """Add guideline documents to a corpus (created if new), as `corpus add`."""
-        ticket = server.gate.ticket()
+        ticket = server.admit(server.gate)
         folder = server.config.files / "corpora" / name
         try:
             paths = await save_uploads(files, lambda _: folder)
@@ -495,7 +554,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
         if await run_status(run_id) == "finished":
             accepted.status = "finished"  # nothing to do: its results are in
             return JSONResponse(accepted.model_dump(), status_code=202)
-        ticket = server.run_gate.ticket()
+        ticket = server.admit(server.run_gate)
         try:
             articles = server.config.files / "articles"
             paths = await save_uploads(
@@ -513,7 +572,13 @@ def add_routes(app: FastAPI, server: Server) -> None:
             run_id,
             ticket,
             lambda: service.run_batch(
-                settings, inputs, out, options, run_id=run_id, handle_signals=False
+                settings,
+                inputs,
+                out,
+                options,
+                run_id=run_id,
+                handle_signals=False,
+                stop=server.stopping,
             ),
         )
         accepted.status = "started"
@@ -530,6 +595,11 @@ def add_routes(app: FastAPI, server: Server) -> None:
     async def get_run(run_id: str) -> RunSummary:
         """Show a run: counts, timings, tokens, and every failure with its reason."""
         return await service.show_run(settings, run_id)
+
+    @app.get("/v1/runs/{run_id}/results", tags=["abstracts"], responses=ERRORS)
+    async def get_run_results(run_id: str) -> list[BatchLine | FailedLine]:
+        """List the abstracts (and failures) of a run's finished articles, in order."""
+        return await service.run_results(settings, run_id)
 
     @app.get(
         "/v1/runs/{run_id}/events",

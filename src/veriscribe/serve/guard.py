@@ -17,8 +17,15 @@ from veriscribe.serve.problems import Busy, problem, respond
 
 TOKEN_ENV = "VERISCRIBE_SERVE_TOKEN"
 MIN_TOKEN_CHARS = 16
-OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-"""Probes answer without the token: they tell only whether the server is up."""
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/"})
+"""Probes answer without the token: they tell only whether the server is up. The
+web page and its assets hold no data: it asks for the token before calling the API."""
+PAGE_PREFIX = "/ui/"
+
+
+def is_open(path: str) -> bool:
+    """Tell whether ``path`` is answered without the token."""
+    return path in OPEN_PATHS or path.startswith(PAGE_PREFIX)
 
 
 def token_from_env() -> str | None:
@@ -65,7 +72,7 @@ class BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Let the request through if it carries the token (or none is set)."""
-        if scope["type"] == "http" and self.token and scope["path"] not in OPEN_PATHS:
+        if scope["type"] == "http" and self.token and not is_open(scope["path"]):
             scheme, _, given = (
                 Headers(scope=scope).get("authorization", "").partition(" ")
             )

@@ -51,6 +51,14 @@ class Busy(Exception):
         self.retry_after = retry_after
 
 
+class Draining(Exception):
+    """The server is shutting down: it finishes what it has and takes nothing new."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("the server is shutting down")
+        self.retry_after = retry_after
+
+
 def problem(
     status: int, detail: str, *, kind: str | None = None, title: str | None = None
 ) -> Problem:
@@ -80,6 +88,11 @@ def problem_of(exc: BaseException) -> tuple[Problem, dict[str, str]]:
     if isinstance(exc, Busy):
         detail = f"too much work in progress ({exc.what}); try again later"
         return problem(429, detail, kind="busy"), {"Retry-After": str(exc.retry_after)}
+    if isinstance(exc, Draining):
+        detail = "the server is shutting down; try again in a moment"
+        return problem(503, detail, kind="draining"), {
+            "Retry-After": str(exc.retry_after)
+        }
     if isinstance(exc, TimeoutError):
         return problem(504, "the request took longer than the server allows"), {}
     if isinstance(exc, VeriscribeError):
@@ -147,5 +160,5 @@ def install(app: FastAPI) -> None:
 
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
-    for kind in (VeriscribeError, Busy, TimeoutError, Exception):
+    for kind in (VeriscribeError, Busy, Draining, TimeoutError, Exception):
         app.add_exception_handler(kind, on_error)

@@ -7,6 +7,7 @@ from veriscribe.service.batch import (
     register_run,
     resume_run,
     run_batch,
+    run_results,
     show_run,
     work_run,
 )
@@ -15,6 +16,7 @@ from veriscribe.service.corpora import (
     IngestProgress,
     add_corpus,
     list_corpora,
+    section_text,
     show_corpus,
 )
 from veriscribe.service.doctor import doctor
@@ -22,6 +24,6 @@ from veriscribe.service.qa import ChatSession, ask, verify_answer
 
 __all__ = ["generate_abstract", "run_abstract", "doctor", "open_store"]
 __all__ += ["BatchProgress", "run_batch", "resume_run", "list_runs", "show_run"]
-__all__ += ["work_run", "register_run"]
+__all__ += ["work_run", "register_run", "run_results"]
 __all__ += ["IngestProgress", "add_corpus", "list_corpora"]
-__all__ += ["show_corpus", "ChatSession", "ask", "verify_answer"]
+__all__ += ["show_corpus", "section_text", "ChatSession", "ask", "verify_answer"]

@@ -863,10 +863,13 @@ async def run_batch(
     model: str | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
+    stop: asyncio.Event | None = None,
 ) -> BatchSummary:
     """Write abstracts for every article of the inputs into ``out``, resumably.
 
     Running it again with the same arguments (or ``resume_run``) continues the run.
+    Setting ``stop`` does what the first SIGINT does: no new article is started, those
+    in flight finish, and the run is left to be resumed.
 
     Raises:
         InputError: No input given, or ``out`` holds lines of another run.
@@ -897,14 +900,27 @@ async def run_batch(
             max_input_bytes=settings.max_input_bytes,
             lease_s=settings.lease_s,
         )
-        return await _run_runner(runner, handle_signals)
+        return await _run_runner(runner, handle_signals, stop)
 
 
-async def _run_runner(runner: BatchRunner, handle_signals: bool) -> BatchSummary:
-    if not handle_signals:
-        return await runner.run()
-    with _stop_on_signals(runner):
-        return await runner.run()
+async def _run_runner(
+    runner: BatchRunner, handle_signals: bool, stop: asyncio.Event | None = None
+) -> BatchSummary:
+    relay = None if stop is None else asyncio.create_task(_stop_when(stop, runner))
+    try:
+        if not handle_signals:
+            return await runner.run()
+        with _stop_on_signals(runner):
+            return await runner.run()
+    finally:
+        if relay is not None:
+            relay.cancel()
+
+
+async def _stop_when(stop: asyncio.Event, runner: BatchRunner) -> None:
+    """Ask the runner to stop claiming work once ``stop`` is set."""
+    await stop.wait()
+    runner.request_stop()
 
 
 async def work_run(
@@ -915,11 +931,13 @@ async def work_run(
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
+    stop: asyncio.Event | None = None,
 ) -> BatchSummary:
     """Work on an existing run's items, without its input files, beside other workers.
 
     The articles are read from the database, so this machine needs only to reach it
-    (and a model). Results go to ``out`` (default: the run's output file).
+    (and a model). Results go to ``out`` (default: the run's output file). ``stop``
+    is as in ``run_batch``.
 
     Raises:
         NotFound: No run has this id.
@@ -941,7 +959,7 @@ async def work_run(
             lease_s=settings.lease_s,
         )
         runner.registers = False
-        summary = await _run_runner(runner, handle_signals)
+        summary = await _run_runner(runner, handle_signals, stop)
         summary.out = config.out  # this worker's file, perhaps not the run's
         return summary
 
@@ -953,8 +971,9 @@ async def resume_run(
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
+    stop: asyncio.Event | None = None,
 ) -> BatchSummary:
-    """Continue a run with its stored configuration.
+    """Continue a run with its stored configuration (``stop`` as in ``run_batch``).
 
     Raises:
         NotFound: No run has this id.
@@ -972,6 +991,7 @@ async def resume_run(
         model=config.model,
         on_progress=on_progress,
         handle_signals=handle_signals,
+        stop=stop,
     )
 
 
@@ -1051,6 +1071,26 @@ async def list_runs(settings: Settings) -> list[RunListing]:
             fields = summary.model_dump(exclude={"sessions", "failures", "endpoints"})
             listed.append(RunListing(**fields))
         return listed
+
+
+async def run_results(settings: Settings, run_id: str) -> list[BatchLine | FailedLine]:
+    """Return the output lines of a run's finished items, in input order.
+
+    Raises:
+        NotFound: No run has this id.
+    """
+    async with open_store(settings) as store:
+        await stored_run(store, run_id)
+        ids = [item.item_id for item in await runs.items(store, run_id)]
+        stored = await runs.results(store, run_id, ids)
+    lines: list[BatchLine | FailedLine] = []
+    for item_id in ids:
+        if item_id not in stored:
+            continue
+        data = json.loads(stored[item_id])
+        model = FailedLine if "error" in data else BatchLine
+        lines.append(model.model_validate(data))
+    return lines
 
 
 async def show_run(settings: Settings, run_id: str) -> RunSummary:

@@ -20,6 +20,7 @@ from veriscribe.results import (
     DocumentListing,
     IngestReport,
     SectionListing,
+    SectionText,
 )
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
@@ -191,6 +192,28 @@ async def show_corpus(settings: Settings, name: str) -> CorpusDetails:
         sections=[
             SectionListing.model_validate(row, from_attributes=True) for row in rows
         ],
+    )
+
+
+async def section_text(settings: Settings, name: str, key: str) -> SectionText:
+    """Return one section of a corpus with its text, by its key ``doc:section``.
+
+    Raises:
+        NotFound: No such corpus, or no such section in it.
+    """
+    async with open_store(settings) as store:
+        await require_corpus(store, name)
+        found = await db.get_sections(store, name, [key])
+    section = found.get(key)
+    if section is None:
+        raise NotFound(f"no section {key!r} in corpus {name!r}")
+    return SectionText(
+        corpus=name,
+        doc_id=section.doc_id,
+        section_id=section.section_id,
+        number=section.number,
+        title=section.title,
+        text=section.text,
     )
 
 
