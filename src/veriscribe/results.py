@@ -381,6 +381,8 @@ class SectionListing(Result):
     chars: int
     summary: str | None
     summary_source: str | None
+    page: int | None = None
+    """The page the section starts on (PDF sources); None for sources without pages."""
 
 
 class CorpusDetails(Result):
@@ -404,6 +406,9 @@ class ClaimCitation(Result):
     tier: Tier | Literal["unchecked"]
     source: str
     """The passage of the section the quote spans, widened to whole sentences."""
+    page: int | None = None
+    """The page the cited section starts on (PDF sources); None for sources without
+    pages."""
 
 
 class Citation(ClaimCitation):
@@ -419,6 +424,8 @@ class RecoveredFrom(Result):
     doc_id: str
     section_id: str
     tier: Tier
+    page: int | None = None
+    """The page the section starts on (PDF sources); None for sources without pages."""
 
 
 class Claim(Result):
@@ -502,6 +509,8 @@ class SourceRead(Result):
     chars: int
     summary: str | None
     citations: list[Citation]
+    page: int | None = None
+    """The page the section starts on (PDF sources); None for sources without pages."""
 
 
 class QuestionFailure(Result):
