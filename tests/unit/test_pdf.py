@@ -98,6 +98,22 @@ def test_hyphenated_words_are_rejoined_but_compounds_keep_the_hyphen() -> None:
     assert block.text == "The recommendation is evidence-based and evidence and based."
 
 
+def test_a_hyphen_before_a_capital_or_a_digit_joins_without_a_space() -> None:
+    lines = [
+        _line("Offer Medication-", 1, 700),
+        _line("Assisted Treatment to non-", 1, 688),
+        _line("Hispanic adults (95% CI 4.74-", 1, 676),
+        _line("14.39) after COVID-", 1, 664),
+        _line("19 and a pause -", 1, 652),
+        _line("Then more.", 1, 640),
+    ]
+    (block,) = build_blocks(lines)
+    assert block.text == (
+        "Offer Medication-Assisted Treatment to non-Hispanic adults (95% CI "
+        "4.74-14.39) after COVID-19 and a pause - Then more."
+    )
+
+
 def test_two_columns_are_read_left_then_right() -> None:
     left = [_line(f"left {i} words", 1, 700 - 12 * i, 50, 290) for i in range(8)]
     right = [_line(f"right {i} words", 1, 700 - 12 * i, 320, 560) for i in range(8)]
