@@ -25,7 +25,9 @@ not_certified_pdf= citations_pdf= without_page= hit5_jsonl= hit5_pdf=``.
 Usage: ``.venv/bin/python bench/cpgqa_pdf.py [--limit 20] [--model local] [--db DIR]
 [--only jsonl|pdf]``; with ``--db`` a rerun reuses the rendered PDF, the corpora and the
 answers kept there, and ``--only`` runs one corpus (two processes can share the work;
-the comparison is printed once both corpora are answered).
+the comparison is printed once both corpora are answered). Answers are also appended,
+one by one, to ``answers-<corpus>.partial.jsonl``: ``--partial`` compares the questions
+answered on both so far.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 
 from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
 from veriscribe.eval.retrieval import eval_retrieval
+from veriscribe.results import QuestionSetAnswer
 from veriscribe.service import corpora
 from veriscribe.service import qa as qa_service
 from veriscribe.settings import Settings
@@ -209,6 +212,23 @@ def prepare(args: argparse.Namespace) -> dict[str, tuple[str, Path, Path]]:
     }
 
 
+def keep_answers(kind: str, partial: Path) -> qa_service.OnAnswer:
+    """Append each answer to ``partial`` as it comes, and show the progress."""
+    partial.write_text("")
+
+    def answered(line: QuestionSetAnswer, done: int, total: int) -> None:
+        with partial.open("a", encoding="utf-8") as out:
+            out.write(line.model_dump_json() + "\n")
+        statuses = [c.status for c in line.claims]
+        print(
+            f"  {kind} {done}/{total} id {line.id}: {statuses}, "
+            f"{line.seconds:.0f} s{' (reused)' if line.reused else ''}",
+            flush=True,
+        )
+
+    return answered
+
+
 async def answer_all(
     args: argparse.Namespace, sources: dict[str, tuple[str, Path, Path]]
 ) -> dict[str, float]:
@@ -220,6 +240,12 @@ async def answer_all(
             continue
         added = await corpora.add_corpus(settings, corpus, [source], model=args.model)
         print(f"{corpus}: {added.sections} sections, {added.summaries}", flush=True)
+        report = await eval_retrieval(
+            settings, corpus, question_file, retrievers=("bm25",), limit=args.limit
+        )
+        hit5[kind] = report["retrievers"]["bm25"]["hit_rate_at_5"]
+        (args.db / f"hit5-{kind}.json").write_text(json.dumps(hit5[kind]))
+        print(f"{corpus}: bm25 hit@5 {hit5[kind]}", flush=True)
         await qa_service.ask_questions(
             settings,
             corpus,
@@ -227,13 +253,8 @@ async def answer_all(
             args.db / f"answers-{kind}.jsonl",
             model=args.model,
             limit=args.limit,
+            on_answer=keep_answers(kind, args.db / f"answers-{kind}.partial.jsonl"),
         )
-        report = await eval_retrieval(
-            settings, corpus, question_file, retrievers=("bm25",), limit=args.limit
-        )
-        hit5[kind] = report["retrievers"]["bm25"]["hit_rate_at_5"]
-        (args.db / f"hit5-{kind}.json").write_text(json.dumps(hit5[kind]))
-        print(f"{corpus}: answered; bm25 hit@5 {hit5[kind]}", flush=True)
     return hit5
 
 
@@ -245,19 +266,29 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=None, help="Keep everything here.")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--only", choices=("jsonl", "pdf"), default=None)
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="Only compare the questions answered on both corpora so far.",
+    )
     args = parser.parse_args()
     args.db = args.db or Path(tempfile.mkdtemp(prefix="cpgqa-pdf-"))
     args.db.mkdir(parents=True, exist_ok=True)
-    sources = prepare(args)
-    asyncio.run(answer_all(args, sources))
     kinds = ("jsonl", "pdf")
-    if not all((args.db / f"hit5-{kind}.json").exists() for kind in kinds):
-        print(f"answers in {args.db}; run the other corpus to compare")
-        return
+    suffix = ".partial.jsonl" if args.partial else ".jsonl"
+    if not args.partial:
+        asyncio.run(answer_all(args, prepare(args)))
+        if not all((args.db / f"answers-{kind}.jsonl").exists() for kind in kinds):
+            print(f"answers in {args.db}; run the other corpus to compare")
+            return
     hit5 = {k: json.loads((args.db / f"hit5-{k}.json").read_text()) for k in kinds}
+    answers = {k: read_lines(args.db / f"answers-{k}{suffix}") for k in kinds}
+    both = {str(a["id"]) for a in answers["jsonl"]} & {
+        str(a["id"]) for a in answers["pdf"]
+    }
     found = compare(
-        read_lines(args.db / "answers-jsonl.jsonl"),
-        read_lines(args.db / "answers-pdf.jsonl"),
+        [a for a in answers["jsonl"] if str(a["id"]) in both],
+        [a for a in answers["pdf"] if str(a["id"]) in both],
     )
     found["hit5_jsonl"], found["hit5_pdf"] = hit5["jsonl"], hit5["pdf"]
     found["work"] = str(args.db)
