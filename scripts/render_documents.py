@@ -152,6 +152,24 @@ def page(body: str, title: str, running: str, columns: int) -> str:
     )
 
 
+def flowing_page(body: str, title: str, columns: int) -> str:
+    """Wrap a long body in a printable page without the running-header table.
+
+    Chromium does not break a long multi-column body inside a table cell across
+    pages (the columns run off the page's side); here the body flows freely, and
+    Chromium's own header and footer lines (date, title, address, ``n/N``) are the
+    running lines of every page. A long address is broken inside its column rather than
+    printed across the other one.
+    """
+    style = _STYLE + (_TWO_COLUMNS if columns == 2 else "")
+    style += "main { overflow-wrap: anywhere; }"
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{style}</style></head><body>"
+        f"<main>{body}</main></body></html>"
+    )
+
+
 def print_pdf(chromium: str, html_path: Path, pdf_path: Path) -> None:
     """Print one HTML file to PDF with headless Chromium."""
     with tempfile.TemporaryDirectory() as profile:

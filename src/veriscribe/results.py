@@ -381,6 +381,8 @@ class SectionListing(Result):
     chars: int
     summary: str | None
     summary_source: str | None
+    page: int | None = None
+    """The page the section starts on (PDF sources); None for sources without pages."""
 
 
 class SectionText(Result):
@@ -415,6 +417,9 @@ class ClaimCitation(Result):
     tier: Tier | Literal["unchecked"]
     source: str
     """The passage of the section the quote spans, widened to whole sentences."""
+    page: int | None = None
+    """The page the cited section starts on (PDF sources); None for sources without
+    pages."""
 
 
 class Citation(ClaimCitation):
@@ -430,6 +435,8 @@ class RecoveredFrom(Result):
     doc_id: str
     section_id: str
     tier: Tier
+    page: int | None = None
+    """The page the section starts on (PDF sources); None for sources without pages."""
 
 
 class Claim(Result):
@@ -513,6 +520,8 @@ class SourceRead(Result):
     chars: int
     summary: str | None
     citations: list[Citation]
+    page: int | None = None
+    """The page the section starts on (PDF sources); None for sources without pages."""
 
 
 class QuestionFailure(Result):

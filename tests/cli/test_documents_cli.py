@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -66,3 +67,56 @@ def test_batch_records_bad_pdfs_and_goes_on(tmp_path: Path) -> None:
     assert (summary["done"], summary["failed"]) == (1, 1)
     failed = [json.loads(line) for line in out.read_text().splitlines()]
     assert any("encrypted" in json.dumps(item) for item in failed)
+
+
+CPGQA = Path(__file__).resolve().parents[1] / "fixtures" / "cpgqa"
+
+
+def _sections(corpus: str) -> dict[str, Any]:
+    shown = runner.invoke(app, ["corpus", "show", corpus, "--json"])
+    assert shown.exit_code == 0, shown.output
+    listed = json.loads(shown.stdout)["sections"]
+    return {f"{s['doc_id']}:{s['section_id']}": s for s in listed}
+
+
+def test_answers_from_a_pdf_guideline_cite_their_pages(tmp_path: Path) -> None:
+    # cpgQA passages printed by Chromium in two columns, a heading per passage.
+    for corpus, source in (("pdf", "cpgqa-2col.pdf"), ("jsonl", "passages.jsonl")):
+        added = runner.invoke(
+            app, ["corpus", "add", corpus, str(CPGQA / source), "--model", "sim"]
+        )
+        assert added.exit_code == 0, added.output
+    sections = {"pdf": _sections("pdf"), "jsonl": _sections("jsonl")}
+    assert {s["page"] for s in sections["pdf"].values()} == {1, 2, 3}
+    assert {s["page"] for s in sections["jsonl"].values()} == {None}
+    out = tmp_path / "answers.jsonl"
+    asked = runner.invoke(
+        app,
+        ["ask", "--corpus", "pdf", "--questions", str(CPGQA / "questions.jsonl")]
+        + ["--out", str(out), "--model", "sim"],
+    )
+    assert asked.exit_code == 0, asked.output
+    answers = [json.loads(line) for line in out.read_text().splitlines()]
+    cited = [
+        citation
+        for answer in answers
+        for citation in answer["citations"]
+        + [c for claim in answer["claims"] for c in claim["citations"]]
+    ]
+    assert sum(bool(answer["citations"]) for answer in answers) >= 2
+    for citation in cited:
+        section = sections["pdf"][f"{citation['doc_id']}:{citation['section_id']}"]
+        assert citation["page"] == section["page"] is not None
+    question = answers[0]["question"]
+    for corpus in ("pdf", "jsonl"):
+        args = ["ask", question, "--corpus", corpus, "--model", "sim"]
+        shown = runner.invoke(app, args)
+        assert shown.exit_code == 0, shown.output
+        data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+        lines = [line for line in shown.stdout.splitlines() if line.startswith("[1] ")]
+        assert lines and data["citations"], shown.stdout
+        page = data["citations"][0]["page"]
+        if corpus == "pdf":
+            assert f" p. {page} (" in lines[0]
+        else:
+            assert page is None and " p. " not in lines[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import zlib
 from pathlib import Path
@@ -96,6 +97,22 @@ def test_hyphenated_words_are_rejoined_but_compounds_keep_the_hyphen() -> None:
     ]
     (block,) = build_blocks(lines)
     assert block.text == "The recommendation is evidence-based and evidence and based."
+
+
+def test_a_hyphen_before_a_capital_or_a_digit_joins_without_a_space() -> None:
+    lines = [
+        _line("Offer Medication-", 1, 700),
+        _line("Assisted Treatment to non-", 1, 688),
+        _line("Hispanic adults (95% CI 4.74-", 1, 676),
+        _line("14.39) after COVID-", 1, 664),
+        _line("19 and a pause -", 1, 652),
+        _line("Then more.", 1, 640),
+    ]
+    (block,) = build_blocks(lines)
+    assert block.text == (
+        "Offer Medication-Assisted Treatment to non-Hispanic adults (95% CI "
+        "4.74-14.39) after COVID-19 and a pause - Then more."
+    )
 
 
 def test_two_columns_are_read_left_then_right() -> None:
@@ -293,3 +310,60 @@ def test_pdf_whose_fonts_map_to_no_text_is_refused(tmp_path: Path) -> None:
     path.write_bytes(_minimal_pdf(["Glyphs without text"], font=font, hex_text=True))
     message = _one_line_error(path, "no text mapping")
     assert "OCR" in message
+
+
+def test_a_decompression_bomb_is_refused_at_the_default_caps(tmp_path: Path) -> None:
+    # 300 MB of zeros in a 300 kB stream: past both MAX_INFLATED_BYTES and MAX_RATIO.
+    packer = zlib.compressobj(9)
+    block = b"\0" * 1_000_000
+    bomb = b"".join(packer.compress(block) for _ in range(300)) + packer.flush()
+    assert pdf.MAX_INFLATED_BYTES < 300_000_000
+    assert len(bomb) * pdf.MAX_RATIO < 300_000_000
+    data = _minimal_pdf(["Text."])
+    data = data.replace(b"/Contents 5 0 R", b"/Contents 9 0 R").replace(
+        b"%%EOF",
+        b"9 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(bomb)
+        + bomb
+        + b"\nendstream\nendobj\n%%EOF",
+    )
+    path = tmp_path / "bomb.pdf"
+    path.write_bytes(data)
+    _one_line_error(path, "decompression bomb")
+
+
+def test_corpus_add_names_each_bad_pdf_in_one_line_and_goes_on(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from veriscribe.cli.app import app
+
+    folder = tmp_path / "guidelines"
+    folder.mkdir()
+    good = (FIXTURES / "ngc-11074-2col.pdf").read_bytes()
+    (folder / "good.pdf").write_bytes(good)
+    (folder / "encrypted.pdf").write_bytes((FIXTURES / "encrypted.pdf").read_bytes())
+    (folder / "scan.pdf").write_bytes(_minimal_pdf(["", ""]))
+    (folder / "junk.pdf").write_bytes(b"%PDF-1.7\nthis is not a pdf at all\n%%EOF\n")
+    (folder / "cut.pdf").write_bytes(good[: len(good) // 3])
+    (folder / "pages.pdf").write_bytes(_minimal_pdf(["Text."], count=5_000_000))
+    (folder / "huge.pdf").write_bytes(good + b"\0" * len(good))
+    limit = str(len(good) + 1)
+    result = CliRunner().invoke(
+        app,
+        ["--max-bytes", limit, "corpus", "add", "c", str(folder), "--model", "sim"]
+        + ["--json"],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["added"] == ["good"]
+    skipped = {Path(item["path"]).name: item["reason"] for item in report["skipped"]}
+    reasons = {
+        "encrypted.pdf": "encrypted",
+        "scan.pdf": "OCR",
+        "junk.pdf": "malformed",
+        "cut.pdf": "truncated",
+        "pages.pdf": "page limit",
+        "huge.pdf": "limit for one input",
+    }
+    assert set(skipped) == set(reasons)
+    for name, reason in reasons.items():
+        assert reason in skipped[name] and "\n" not in skipped[name], skipped[name]

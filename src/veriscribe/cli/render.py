@@ -890,7 +890,8 @@ def _claim_detail(claim: Claim) -> Text:
     if claim.recovered_quote and where is not None:
         detail.append(
             f'\n  recovered: "{claim.recovered_quote}" '
-            f"({where.doc_id}:{where.section_id}, {where.tier})",
+            f"({where.doc_id}:{where.section_id}{_page_label(where.page, ', ')}, "
+            f"{where.tier})",
             style="cyan",
         )
     elif claim.note and claim.status != "certified":
@@ -900,9 +901,14 @@ def _claim_detail(claim: Claim) -> Text:
     return detail
 
 
+def _page_label(page: int | None, before: str = " ") -> str:
+    """Return ``p. N`` for a source with pages (after ``before``), else ""."""
+    return "" if page is None else f"{before}p. {page}"
+
+
 def _citation_line(citation: Citation) -> Text:
     line = Text(f"[{citation.n}] ", style="bold")
-    line.append(f"{citation.doc_id}:{citation.section_id} ")
+    line.append(f"{citation.doc_id}:{citation.section_id}{_page_label(citation.page)} ")
     ok = citation.tier in COMPLIANT_TIERS
     line.append(f"({citation.tier})", style="green" if ok else "red")
     line.append(f' "{citation.quote}"')
@@ -989,6 +995,7 @@ def chat_sources(console: Console, sources: list[SourceRead]) -> None:
         return
     for source in sources:
         head = Text(source.key, style="bold")
+        head.append(_page_label(source.page))
         if source.title:
             head.append(f"  {source.number} {source.title}".rstrip())
         head.append(f"  ({source.chars} chars)", style="dim")

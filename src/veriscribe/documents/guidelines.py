@@ -131,12 +131,18 @@ class GuidelineDoc:
 
     @property
     def content_hash(self) -> str:
-        """A SHA-256 of the id, title and sections (not the source path)."""
+        """A SHA-256 of the id, title and sections (not the source path).
+
+        A section's page counts only when it has one, so that the hash of a document
+        without pages is the one it had before pages were stored (adding it again
+        changes nothing), while a PDF stored before then is stored again with them.
+        """
         payload = {
             "doc_id": self.doc_id,
             "title": self.title,
             "sections": [
                 [s.section_id, s.number, s.title, s.parent, s.children, s.level, s.text]
+                + ([] if s.page is None else [s.page])
                 for s in self.sections
             ],
         }

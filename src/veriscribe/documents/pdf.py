@@ -56,6 +56,7 @@ _NUMBERED = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})*\.?|[IVXLC]{1,6}\.|[A-Z]\.)\s+
 _CID = re.compile(r"\(cid:\d+\)")
 _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _FIRST_WORD = re.compile(r"^([a-z]+)")
+_WORD_HYPHEN = re.compile(r"[A-Za-z0-9]-$")
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
 _RUN_ON_WORDS = frozenset(
     {
@@ -664,6 +665,11 @@ def _join(lines: Iterable[Line], vocabulary: Counter[str]) -> str:
             ):
                 text = text[:-1] + piece
                 continue
+            text = text + piece
+            continue
+        if _WORD_HYPHEN.search(text) and (piece[:1].isupper() or piece[:1].isdigit()):
+            # A capital or a digit after the break is no word's inside: a compound
+            # ("Medication-Assisted", "non-Hispanic", "COVID-19") or a range ("4.7-14").
             text = text + piece
             continue
         text = f"{text} {piece}"

@@ -307,6 +307,7 @@ class ChatSession:
                 chars=rows[key].chars if key in rows else 0,
                 summary=rows[key].summary if key in rows else None,
                 citations=quotes.get(key, []),
+                page=rows[key].page if key in rows else None,
             )
             for key in keys
         ]

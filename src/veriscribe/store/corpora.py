@@ -52,6 +52,8 @@ class SectionRow:
             short enough to be its own summary) or ``lead`` (the model gave nothing
             usable; the opening of the text stands in).
         text: The section text, when it was asked for ("" otherwise).
+        page: The page the section starts on, for sources with pages (PDF), else
+            None (and None for PDF sections stored before pages were kept).
     """
 
     doc_id: str
@@ -66,6 +68,7 @@ class SectionRow:
     summary: str | None
     summary_source: str | None
     text: str = ""
+    page: int | None = None
 
     @property
     def key(self) -> str:
@@ -126,7 +129,12 @@ class StoredDocument:
 
 _SECTION_COLUMNS = (
     "doc_id, section_id, position, number, title, parent, children, level, chars, "
-    "summary, summary_source"
+    "summary, summary_source, page"
+)
+_INSERT_SECTION = (
+    "INSERT INTO corpus_sections (corpus, doc_id, section_id, position, number, "
+    "title, parent, children, level, chars, text, summary, summary_source, "
+    "summary_prompt, page) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -143,7 +151,8 @@ def _row(values: Sequence[Any], *, with_text: bool = False) -> SectionRow:
         chars=values[8],
         summary=values[9],
         summary_source=values[10],
-        text=values[11] if with_text else "",
+        page=values[11],
+        text=values[12] if with_text else "",
     )
 
 
@@ -271,12 +280,10 @@ def _replace_document(
                 summary,
                 source,
                 prompt,
+                section.page,
             )
         )
-    tx.executemany(
-        "INSERT INTO corpus_sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    tx.executemany(_INSERT_SECTION, rows)
     tx.execute("UPDATE corpora SET updated = ? WHERE name = ?", (now, corpus))
     return reused
 

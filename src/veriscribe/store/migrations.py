@@ -159,4 +159,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE llm_calls ADD COLUMN endpoint TEXT;
         """,
     ),
+    Migration(
+        "0012_corpus_sections_page",
+        """
+        ALTER TABLE corpus_sections ADD COLUMN page INTEGER;
+        """,
+    ),
 )

@@ -222,6 +222,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
                         "quote": by_index[i]["quote"],
                         "tier": by_index[i]["tier"],
                         "source": by_index[i]["source"],
+                        "page": by_index[i].get("page"),
                     }
                     for i in claim["citations"]
                 ],
@@ -233,6 +234,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
                         "doc_id": claim["recovered"]["doc_id"],
                         "section_id": claim["recovered"]["section_id"],
                         "tier": claim["recovered"]["tier"],
+                        "page": claim["recovered"].get("page"),
                     }
                     if claim["recovered"]
                     else None
@@ -251,6 +253,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
                 "span": c["span"],
                 "source": c["source"],
                 "note": c["note"],
+                "page": c.get("page"),
             }
             for c in citations
         ],

@@ -67,6 +67,7 @@ def recheck(
                 section_id=section_id,
                 quote=span.strip(),
                 tier=result.tier,
+                page=sections[key].page,
             )
             return recovery, source
     return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
 
 from veriscribe.errors import ConfigError
 from veriscribe.llm.client import LLM
@@ -159,6 +159,9 @@ class Citation(TypedDict):
     source: str
     """The passage of the section the quote spans, widened to whole sentences: what
     the judge reads and the reader is shown (empty when the quote matched nothing)."""
+    page: NotRequired[int | None]
+    """The page the cited section starts on (PDF sources), set by the verbatim check;
+    absent from answers checkpointed before pages were kept."""
 
 
 class Recovery(TypedDict):
@@ -168,6 +171,8 @@ class Recovery(TypedDict):
     section_id: str
     quote: str
     tier: Tier
+    page: NotRequired[int | None]
+    """The page the section starts on (PDF sources)."""
 
 
 class ClaimInfo(TypedDict):

@@ -45,6 +45,7 @@ def check_citations(
                     "span": list(result.span) if result.span else None,
                     "note": result.note,
                     "source": source,
+                    "page": row.page if row else None,
                 }
             )
         )
