@@ -269,3 +269,14 @@ def test_unknown_words_are_those_the_guard_would_refuse() -> None:
         "identicality",
         "aside",
     ]
+
+
+def test_an_escaped_line_break_in_the_json_ends_a_sentence_and_no_word() -> None:
+    guard = malaria_guard()
+    assert verdict(guard, "It was seen.\\n", "The") == Verdict.ALLOW  # not "nThe"
+    assert verdict(guard, "It was seen.\\", "nThe") == Verdict.ALLOW
+    assert verdict(guard, "It was seen.\\n\\n", "Highly") == Verdict.ALLOW
+    assert verdict(guard, "It was", "\\n") == Verdict.ALLOW
+    # A character written as an escape would hide its script.
+    assert verdict(guard, "It was seen.\\", "u0438") == Verdict.GARBLE
+    assert verdict(guard, "It was", " \\u0438") == Verdict.GARBLE

@@ -83,7 +83,8 @@ _SUFFIXES = ("s", "es", "ed", "d", "ing", "ly", "er", "ers", "est")
 _SPACE = re.compile(r"\s+")
 _LETTER = re.compile(r"[^\W\d_]")
 _LETTERS = re.compile(r"[^\W\d_]+")
-_ESCAPES = re.compile(r"(?:\\[nrt])+$")
+_BREAKS = re.compile(r"\\[nrt]")
+"""A line break or tab escaped in a JSON string: two characters, the second a letter."""
 _OPENING = "'\"“‘([ "
 _CLOSING = "'\"”’)]"
 _APOSTROPHES = "'’"
@@ -160,10 +161,7 @@ def _opens_sentence(before: str) -> bool:
     core = before.rstrip()
     if "\n" in before[len(core) :]:
         return True
-    stripped = _ESCAPES.sub("", core)
-    if stripped != core:
-        return True  # an escaped line break inside a JSON string
-    core = stripped.rstrip(_OPENING).rstrip()
+    core = core.rstrip(_OPENING).rstrip()
     if not core:
         return True
     if core[-1] in "-/'’":
@@ -184,6 +182,8 @@ class _Step:
     """The tail is not judged as a word (it follows a digit or an apostrophe)."""
     history_new: str
     history_joined: str
+    escaping: bool = False
+    """The text ends in a backslash that starts an escape."""
 
 
 @dataclass
@@ -244,7 +244,15 @@ class CopyGuard:
         return self.judge(self.step(text), piece) != Verdict.ALLOW
 
     def step(self, text: str) -> _Step:
-        """Return what the candidates of one step are judged against (once a step)."""
+        """Return what the candidates of one step are judged against (once a step).
+
+        The text is JSON: an escaped line break reads as the line break (its "n" is
+        no letter of a word), and a backslash that starts an escape as a space.
+        """
+        escaping = (len(text) - len(text.rstrip("\\"))) % 2 == 1
+        text = _BREAKS.sub("\n ", text)
+        if escaping:
+            text = text[:-1] + " "
         words = _norm(text).split()
         tail_match = re.search(r"[^\W\d_]+$", text)
         tail = tail_match.group(0) if tail_match else ""
@@ -257,6 +265,7 @@ class CopyGuard:
             tail_free=bool(tail) and before[-1:] != "" and _free(before[-1]),
             history_new="".join(words[: -self.limit]),
             history_joined="".join(words[: -(self.limit + 1)]),
+            escaping=escaping,
         )
 
     def judge(self, step: _Step, piece: str, partial: bytes = b"") -> Verdict:
@@ -265,6 +274,11 @@ class CopyGuard:
             return Verdict.FOREIGN
         if not piece:
             return Verdict.ALLOW
+        if step.escaping and piece[0] in "nrt":
+            piece = "\n" + piece[1:]
+        elif step.escaping and piece[0] == "u" or "\\u" in piece:
+            return Verdict.GARBLE  # an escaped character the script check cannot see
+        piece = _BREAKS.sub("\n ", piece)
         if not piece.isascii() and self._foreign(piece):
             return Verdict.FOREIGN
         if self._garbles(step, piece):
