@@ -28,11 +28,12 @@ copies, and forbids one that would garble:
   letters only (about 30,000 for Qwen2.5), read once per model file.
 
 Kept whatever the run: a piece without a letter (numbers, P values and intervals
-come out exact), function words ("and", "of the"), units, words with a digit, a
-capital at a sentence start, the source's names and acronyms, and its terms (with a
-word list: the source's words that are not common words, such as drug and gene
-names); the rest of a word already begun, unless only its start was such a term.
-They still count toward the run.
+come out exact), words with a digit, and the rest of a word already begun (unless
+only its start was a kept word). Kept up to ``KEPT_MARGIN`` (2) words past the limit:
+function words ("and", "of the"), units, a capital at a sentence start, the source's
+names and acronyms, and its terms (with a word list: the source's words that are not
+common words, such as drug and gene names); without that bound, chains of them made
+copied runs of seven words and more. They all count toward the run.
 
 Copying is the softer rule: at each step, when none of the best candidates is free of
 both, a copying one is allowed rather than a garbling one, and a garbling one rather
@@ -78,6 +79,9 @@ UNITS = frozenset(
     mo mos sec kcal cal ppm ppb rpm vs ci sd se sem iqr hr rr or aor ahr auc""".split()
 )
 """Units and statistics a paraphrase keeps (besides any word after a number)."""
+KEPT_MARGIN = 2
+"""How many words past the limit a kept word (a function word, unit, name or term) may
+extend a copied run: "... and", "... of the"; a longer run is judged as any other."""
 
 _SUFFIXES = ("s", "es", "ed", "d", "ing", "ly", "er", "ers", "est")
 _SPACE = re.compile(r"\s+")
@@ -442,9 +446,9 @@ class CopyGuard:
             core = _last_letters(whole)
             before = (step.text + piece)[: len(step.text + piece) - len(whole)]
             previous = step.words[-1] if step.words else ""
-            if self._kept(core, _opens_sentence(before[-60:]), previous):
-                return False
-            return self._copied(step, _norm(piece).split(), joined=False)
+            kept = self._kept(core, _opens_sentence(before[-60:]), previous)
+            new = _norm(piece).split()
+            return self._copied(step, new, joined=False, margin=KEPT_MARGIN * kept)
         # The piece continues the text's last word.
         word = _last_word(step.text)
         joined = word + piece.split(" ")[0]
@@ -452,10 +456,10 @@ class CopyGuard:
             return False
         previous = step.words[-2] if len(step.words) > 1 else ""
         if self._kept(_last_letters(word), step.tail_opens, previous):
-            if self._kept(_last_letters(joined), step.tail_opens, previous):
-                return False
-            # Only the start of the word was a term: the word is judged as a whole.
-            return self._copied(step, _norm(word + piece).split(), joined=True)
+            # Only the start of the word may have been a term: judged as a whole.
+            kept = self._kept(_last_letters(joined), step.tail_opens, previous)
+            new = _norm(word + piece).split()
+            return self._copied(step, new, joined=True, margin=KEPT_MARGIN * kept)
         if word[:1].isupper() or not self._glued(word, piece):
             return False
         # Glued to a finished source word: judged as the new word it stands for.
@@ -469,18 +473,25 @@ class CopyGuard:
             return False
         return not self._known.starts(joined)
 
-    def _copied(self, step: _Step, new: list[str], *, joined: bool) -> bool:
-        """Tell whether the text's words, then ``new``, end in a copied run."""
+    def _copied(
+        self, step: _Step, new: list[str], *, joined: bool, margin: int = 0
+    ) -> bool:
+        """Tell whether the text's words, then ``new``, end in a copied run.
+
+        The run is ``limit + 1 + margin`` words long.
+        """
         kept = step.words[:-1] if joined else step.words
-        words = kept[-self.limit - 1 :] + new
-        if len(kept) + len(new) < self.limit + 1:
+        size = self.limit + 1 + margin
+        if len(kept) + len(new) < size:
             return False
-        needle = "".join(words[-(self.limit + 1) :])
+        words = kept[-size:] + new
+        needle = "".join(words[-size:])
         if needle in self._haystack:
             return True
-        history = step.history_joined if joined else step.history_new
-        if len(new) > 1:
-            history = "".join((kept + new)[: -(self.limit + 1)])
+        if len(new) == 1 and not margin:
+            history = step.history_joined if joined else step.history_new
+        else:
+            history = "".join((kept + new)[:-size])
         return needle in history
 
 
