@@ -262,6 +262,13 @@ def test_words_are_not_fused_with_an_underscore() -> None:
     )
 
 
+def test_a_bracket_is_not_glued_onto_a_word_unless_the_source_does_so() -> None:
+    guard = malaria_guard()
+    assert verdict(guard, "children with cerebral", "(") == Verdict.GARBLE
+    assert verdict(guard, "children with cerebral", " (") == Verdict.ALLOW
+    assert verdict(CopyGuard("see Cu(II) ions", 3), "the Cu", "(") == Verdict.ALLOW
+
+
 def test_unknown_words_are_those_the_guard_would_refuse() -> None:
     guard = malaria_guard()
     text = (

@@ -212,6 +212,7 @@ class CopyGuard:
     _chars: frozenset[str] = field(init=False, repr=False)
     _fragments: frozenset[bytes] = field(init=False, repr=False)
     _underscores: bool = field(init=False, repr=False)
+    _glued_brackets: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.limit < 1:
@@ -237,6 +238,7 @@ class CopyGuard:
         self._scripts = frozenset(scripts_of(vocabulary) | {"LATIN"})
         self._chars = frozenset(c for c in set(vocabulary) if ord(c) > 127)
         self._underscores = "_" in vocabulary
+        self._glued_brackets = re.search(r"[^\W\d_][(\[]", vocabulary) is not None
         self._fragments = frozenset(
             c.encode()[:i] for c in self._chars for i in range(1, len(c.encode()))
         )
@@ -339,6 +341,8 @@ class CopyGuard:
     def _garbles(self, step: _Step, piece: str) -> bool:
         if "_" in piece and not self._underscores:
             return True  # "trade_channels": a code model's way of fusing words
+        if step.tail and piece[0] in "([" and not self._glued_brackets:
+            return True  # "chemical(properties)": a bracket glued onto a word
         joins = bool(step.tail) and _LETTER.match(piece) is not None
         if step.tail and not joins and not step.tail_free and not piece[0].isdigit():
             if self.common is not None and not self._is_word(step.tail):
