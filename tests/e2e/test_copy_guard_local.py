@@ -10,6 +10,7 @@ abstract (120 words) keeps the test to about a minute.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,10 @@ async def test_a_guarded_refine_writes_no_foreign_recased_or_fused_word(
     words = vocabulary_words(llm.chat._loaded().contexts[0])
     guard = CopyGuard("", 1, words=body, common=words)
     assert guard.unknown_words(abstract) == [], abstract
+    # Nor glued by a bracket or a stop: "chemical(properties)", "chemical.properties".
+    assert not re.search(r"[^\W\d_][(\[]", abstract), abstract
+    glued = re.findall(r"[^\W\d_]+[.,;:!?][^\W\d_]+", abstract)
+    assert all(g in body for g in glued), glued
     # The draft had all three (the guard's measure of fused words included).
     assert foreign_script_words(draft, body)
     assert case_changes(draft, CaseIndex.of(body))

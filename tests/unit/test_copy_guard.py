@@ -269,6 +269,17 @@ def test_a_bracket_is_not_glued_onto_a_word_unless_the_source_does_so() -> None:
     assert verdict(CopyGuard("see Cu(II) ions", 3), "the Cu", "(") == Verdict.ALLOW
 
 
+def test_words_are_not_glued_by_a_stop() -> None:
+    guard = malaria_guard()
+    assert verdict(guard, "children with cerebral.", "malaria") == Verdict.GARBLE
+    assert verdict(guard, "children with cerebral,", "malaria") == Verdict.GARBLE
+    assert verdict(guard, "children with cerebral. ", "Malaria") == Verdict.ALLOW
+    abbreviations = CopyGuard("seen, e.g. in the U.S. trials", 3)
+    assert verdict(abbreviations, "as seen, e.", "g") == Verdict.ALLOW
+    assert verdict(abbreviations, "in the U.", "S") == Verdict.ALLOW
+    assert verdict(abbreviations, "in the U.", "K") == Verdict.GARBLE
+
+
 def test_unknown_words_are_those_the_guard_would_refuse() -> None:
     guard = malaria_guard()
     text = (

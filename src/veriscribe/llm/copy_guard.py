@@ -92,6 +92,9 @@ _BREAKS = re.compile(r"\\[nrt]")
 _OPENING = "'\"“‘([ "
 _CLOSING = "'\"”’)]"
 _APOSTROPHES = "'’"
+_GLUE = ".,;:!?)]"
+_GLUED = re.compile(r"[^\W\d_]+(?:[.,;:!?)\]][^\W\d_]+)+")
+"""Words joined by a stop with no space in the source: "e.g", "U.S", "i.e"."""
 _COMMON_BLOCKS = ((0x80, 0x36F), (0x2000, 0x2BFF))
 """Latin-1 and Latin extensions, then punctuation, super- and subscripts, letterlike
 symbols, arrows and mathematical operators: symbols any English text may use."""
@@ -213,6 +216,7 @@ class CopyGuard:
     _fragments: frozenset[bytes] = field(init=False, repr=False)
     _underscores: bool = field(init=False, repr=False)
     _glued_brackets: bool = field(init=False, repr=False)
+    _chunks: _Words = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.limit < 1:
@@ -238,6 +242,7 @@ class CopyGuard:
         self._scripts = frozenset(scripts_of(vocabulary) | {"LATIN"})
         self._chars = frozenset(c for c in set(vocabulary) if ord(c) > 127)
         self._underscores = "_" in vocabulary
+        self._chunks = _Words(m.group(0).lower() for m in _GLUED.finditer(vocabulary))
         self._glued_brackets = re.search(r"[^\W\d_][(\[]", vocabulary) is not None
         self._fragments = frozenset(
             c.encode()[:i] for c in self._chars for i in range(1, len(c.encode()))
@@ -357,6 +362,8 @@ class CopyGuard:
             after = text[end : end + 1]
             if (before and _free(before)) or after.isdigit():
                 continue
+            if before in _GLUE and self._glued_by(prefix + text[:start], word):
+                return True  # "chemical.properties": words glued by a stop
             if joins and start == 0:
                 opens = step.tail_opens
             else:
@@ -371,6 +378,14 @@ class CopyGuard:
             if not ended and not self._may_start(word):
                 return True
         return False
+
+    def _glued_by(self, before: str, word: str) -> bool:
+        """Tell whether ``word`` is glued to a word by a stop, unlike in the source."""
+        # The source's own "e.g." and "U.S." are allowed.
+        glued = re.search(r"[^\W\d_]+[.,;:!?)\]]$", before)
+        if glued is None:
+            return False
+        return not self._chunks.starts((glued.group(0) + word).lower())
 
     def _recased(self, word: str) -> bool:
         """Tell whether a capitalised word mid-sentence is a lower-case word recased."""
