@@ -164,6 +164,10 @@ class AbstractChecks(Result):
     """Sentences with a number, unit or P value the article does not give."""
     numbers_replaced: list[str]
     """Facet-summary sentences used in their place."""
+    patterns_dropped: list[str] = []
+    """Sentences that repeated an earlier sentence's opening or wording."""
+    patterns_replaced: list[str] = []
+    """Facet-summary sentences used in their place."""
     case_repairs: list[str]
     """Words capitalised mid-sentence that the article writes in lower case, as
     they were before being lower-cased."""

@@ -460,8 +460,10 @@ async def test_the_copy_limit_reaches_a_backend_that_guards_copying(
                 p.text for p in art.paragraphs
             )
         elif kind(prompt) == "refine":
-            # The abstract may copy the draft, but not loop on its own words.
-            assert kwargs["copy_guard"] == {"source": "", "limit": 5}
+            # The abstract may copy the draft, but not loop on its own words; its
+            # words and scripts are held to the article's.
+            body = "\n\n".join(p.text for p in art.paragraphs)
+            assert kwargs["copy_guard"] == {"source": "", "limit": 5, "words": body}
 
 
 async def test_no_copy_limit_sends_no_guard(store: Store) -> None:

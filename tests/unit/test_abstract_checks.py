@@ -7,6 +7,7 @@ import pytest
 from veriscribe.nodes.abstract.checks import (
     check_abstract,
     hold_length,
+    refuse_patterns,
     sentences_of,
     word_count,
 )
@@ -148,7 +149,8 @@ def test_a_wrong_number_with_no_close_draft_sentence_is_dropped() -> None:
 
 
 def test_check_abstract_holds_the_length_and_reports_it() -> None:
-    abstract = " ".join(sentence(t) for t in TOPICS + TOPICS[:6])  # 360 words
+    more = [f"{t}x" for t in TOPICS[:6]]
+    abstract = " ".join(sentence(t) for t in TOPICS + more)  # 360 words
     text, record, fallbacks = check_abstract(abstract, DRAFT, BODY * 2, 250)
     assert 200 <= record["words"] <= 300 == 300
     assert record["words"] == word_count(text)
@@ -179,4 +181,50 @@ def test_a_citation_after_et_al_stays_in_its_sentence() -> None:
     assert sentences_of(text) == [
         "It was shown by Lombardi et al. [1], which led to a virus.",
         "28 died.",
+    ]
+
+
+JUSTIFIED = [
+    "This is justified by the sepsis sepsisa trial.",
+    "Lactate fell in the fluids group.",
+    "This is justified by the kidneys kidneysa data.",
+    "This is justified by the delirium deliriuma scores.",
+]
+
+
+def test_sentences_repeating_an_opening_are_dropped_after_the_first() -> None:
+    kept, dropped, replaced = refuse_patterns(JUSTIFIED, [])
+    assert kept == JUSTIFIED[:2]
+    assert dropped == JUSTIFIED[2:]
+    assert replaced == []
+
+
+def test_a_sentence_repeating_most_of_an_earlier_ones_wording_is_dropped() -> None:
+    first = "The research gap in sepsis care is the lack of early lactate testing."
+    again = "Early on, the research gap in sepsis care is the lack of early lactate."
+    kept, dropped, _ = refuse_patterns([first, again], [])
+    assert (kept, dropped) == ([first], [again])
+
+
+def test_a_repeated_pattern_is_replaced_by_the_closest_draft_sentence() -> None:
+    spare = "Kidneys kidneysa recovered in most patients."
+    opening_again = "This is justified by the sepsis sepsisa trial and others."
+    kept, dropped, replaced = refuse_patterns(
+        [*JUSTIFIED[:3], opening_again], [JUSTIFIED[0], spare]
+    )
+    assert dropped == [JUSTIFIED[2], opening_again]
+    # The spare repeating the pattern is never used; the one about kidneys is.
+    assert replaced == [spare]
+    assert kept == [*JUSTIFIED[:2], spare]
+
+
+def test_check_abstract_records_the_refused_patterns() -> None:
+    abstract = " ".join(JUSTIFIED)
+    text, record, fallbacks = check_abstract(abstract, "", BODY, 0)
+    assert text == " ".join(JUSTIFIED[:2])
+    assert record["patterns_dropped"] == JUSTIFIED[2:]
+    assert record["patterns_replaced"] == []
+    assert fallbacks == [
+        "patterns_dropped: 2 sentences repeated an earlier sentence's opening or "
+        "wording (0 replaced by facet-summary sentences)"
     ]

@@ -176,7 +176,7 @@ class LLM:
         max_tokens: int | None = None,
         constraint: dict[str, Any] | None = None,
         salt: str = "",
-        copy_guard: tuple[str, int] | None = None,
+        copy_guard: tuple[str, int] | tuple[str, int, str] | None = None,
     ) -> Completion[T]:
         """Call the model for a JSON object, validated into ``schema``.
 
@@ -185,17 +185,20 @@ class LLM:
         values); the output is parsed leniently, and if it still does not validate the
         model is asked once to repair it. A second failure raises StructuredOutputError.
         ``salt`` makes otherwise identical calls distinct (independent samples).
-        ``copy_guard`` (source text, words): on a backend that can (the embedded
-        model), decoding may not continue a word-for-word run of the source beyond
-        that many words; other backends ignore it.
+        ``copy_guard`` (source text, words[, vocabulary text]): on a backend that can
+        (the embedded model), decoding may not continue a word-for-word run of the
+        source beyond that many words, nor garble a word where it is stopped; the
+        words, spellings and scripts it may use are the vocabulary text's (by default
+        the source's). Other backends ignore it.
         """
         messages = as_messages(prompt)
         schema_json = constraint if constraint is not None else json_schema(schema)
-        extra = (
-            {"copy_guard": {"source": copy_guard[0], "limit": copy_guard[1]}}
-            if copy_guard is not None and copy_guard[1] > 0 and self.guards_copying
-            else None
-        )
+        extra = None
+        if copy_guard is not None and copy_guard[1] > 0 and self.guards_copying:
+            spec: dict[str, Any] = {"source": copy_guard[0], "limit": copy_guard[1]}
+            if len(copy_guard) > 2:
+                spec["words"] = copy_guard[2]
+            extra = {"copy_guard": spec}
         raw, usage, seconds, attempts = await self._call(
             prompt_id, messages, max_tokens, schema_json, salt=salt, extra=extra
         )

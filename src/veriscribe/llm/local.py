@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -30,6 +30,9 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
+if TYPE_CHECKING:
+    from veriscribe.llm.copy_guard import CommonWords
+
 from veriscribe.errors import ModelFileMissing
 from veriscribe.llm.candidates import CandidateFilter
 from veriscribe.llm.contexts import ContextPool, share_threads, split_threads
@@ -39,6 +42,8 @@ from veriscribe.llm.results import chat_result
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 _LOADED: dict[tuple[str, int, int, int], ContextPool[Any]] = {}
 _LOAD_LOCK = threading.Lock()
+_WORDS: dict[str, CommonWords] = {}
+_WORDS_LOCK = threading.Lock()
 # Tokens the chat template adds around each message (role header and end marker).
 MESSAGE_OVERHEAD_TOKENS = 6
 
@@ -96,6 +101,23 @@ def load_llama(
             ]
             _LOADED[key] = ContextPool(llamas, threads_each)
         return _LOADED[key]
+
+
+def vocabulary_words(llama: Any) -> CommonWords:
+    """Return the common words of a model's vocabulary, read once per model file.
+
+    Every token that is a space and letters is a word the model writes whole: about
+    30,000 for Qwen2.5, read in about a second (the copy guard's word list).
+    """
+    from veriscribe.llm.copy_guard import common_words
+
+    key = str(llama.model_path)
+    with _WORDS_LOCK:
+        if key not in _WORDS:
+            _WORDS[key] = common_words(
+                llama.detokenize([token]) for token in range(llama.n_vocab())
+            )
+        return _WORDS[key]
 
 
 def to_chat_messages(messages: list[BaseMessage]) -> list[dict[str, str]]:
@@ -251,11 +273,16 @@ class ChatLlamaCpp(BaseChatModel):
             return None
         from veriscribe.llm.copy_guard import CopyGuard, copy_guard_processor
 
-        def token_text(token: int) -> str:
-            return str(llama.detokenize([token]).decode("utf-8", errors="ignore"))
+        def token_bytes(token: int) -> bytes:
+            return bytes(llama.detokenize([token]))
 
-        guard = CopyGuard(str(spec["source"]), int(spec["limit"]))
-        return copy_guard_processor(guard, token_text)
+        guard = CopyGuard(
+            str(spec["source"]),
+            int(spec["limit"]),
+            words=spec.get("words"),
+            common=vocabulary_words(llama),
+        )
+        return copy_guard_processor(guard, token_bytes)
 
     def _fit_threads(self, pool: ContextPool[Any], llama: Any) -> None:
         """Give this context its share of the threads among the calls running now.

@@ -1,4 +1,4 @@
-"""Deterministic checks of a refined abstract: guidance, numbers, length and case.
+"""Deterministic checks of a refined abstract: guidance, numbers, patterns, length, case.
 
 The refine step's model writes the abstract; these plain functions then hold it to
 what a reader checks first, in this order:
@@ -8,12 +8,16 @@ what a reader checks first, in this order:
 2. **Numbers**: a sentence with a number, unit or P value the article does not give
    is replaced by the closest facet-summary sentence whose numbers the article gives,
    or dropped.
-3. **Length**: an abstract over the asked length by more than 20% loses whole
+3. **Patterns**: a sentence that repeats an earlier one's pattern (it opens with the
+   same three words, as in three sentences starting "This is justified by", or half
+   its word trigrams are already in earlier sentences) is replaced by the closest
+   facet-summary sentence that repeats nothing, or dropped.
+4. **Length**: an abstract over the asked length by more than 20% loses whole
    sentences until it fits: those that repeat another first, then those without a
    number (data is what a reader looks for), then those of the facet said most
    about; one under it by more than 20%, of an article with enough text, gains
    facet-summary sentences it lacks, each placed beside its facet.
-4. **Case**: a word capitalised mid-sentence that the article writes only in lower
+5. **Case**: a word capitalised mid-sentence that the article writes only in lower
    case is lower-cased.
 
 Every change is recorded in a :class:`CheckRecord` and, when it changed the text,
@@ -45,6 +49,7 @@ __all__ = [
     "CheckRecord",
     "check_abstract",
     "hold_length",
+    "refuse_patterns",
     "screen_sentences",
     "sentences_of",
     "word_count",
@@ -58,7 +63,16 @@ REDUNDANT = 0.5
 REPLACEMENT_OVERLAP = 0.3
 """A facet-summary sentence replaces a dropped one only when it shares this much."""
 _CITATION = re.compile(r"\[[\d,;\s\u2013-]+\]")
-CHECK_FALLBACKS = ("guidance_dropped:", "numbers_dropped:", "length_")
+PATTERN_WORDS = 3
+"""Sentences that open with the same this many words repeat a pattern."""
+REPEATED_TRIGRAMS = 0.5
+"""A sentence this share of whose word trigrams are in earlier ones repeats them."""
+CHECK_FALLBACKS = (
+    "guidance_dropped:",
+    "numbers_dropped:",
+    "patterns_dropped:",
+    "length_",
+)
 """How the fallbacks the checks report begin (the others report failures)."""
 
 
@@ -82,6 +96,9 @@ class CheckRecord(TypedDict):
     numbers_dropped: list[str]
     numbers_replaced: list[str]
     """Facet-summary sentences used in place of dropped ones."""
+    patterns_dropped: list[str]
+    patterns_replaced: list[str]
+    """Facet-summary sentences used in place of those that repeated a pattern."""
     case_repairs: list[str]
 
 
@@ -163,6 +180,67 @@ def screen_sentences(
     return result
 
 
+def _opening(sentence: str) -> tuple[str, ...]:
+    words = re.findall(r"\w+", sentence.lower())
+    return tuple(words[:PATTERN_WORDS]) if len(words) > PATTERN_WORDS else ()
+
+
+def _trigrams(sentence: str) -> list[tuple[str, ...]]:
+    words = re.findall(r"\w+", sentence.lower())
+    return [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
+
+
+def refuse_patterns(
+    sentences: list[str], spares: list[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """Replace or drop the sentences that repeat an earlier sentence's pattern.
+
+    A sentence repeats one when it opens with the same :data:`PATTERN_WORDS` words as
+    a sentence kept before it, or when :data:`REPEATED_TRIGRAMS` of its word trigrams
+    are in those. It is replaced by the ``spares`` sentence sharing most content
+    words with it (at least 30%) that repeats nothing and is not used yet, else
+    dropped; the first of a pattern stays.
+
+    Returns:
+        The sentences kept, those dropped and the spares used in their place.
+    """
+    kept: list[str] = []
+    dropped: list[str] = []
+    replaced: list[str] = []
+    openings: set[tuple[str, ...]] = set()
+    seen: set[tuple[str, ...]] = set()
+
+    def repeats(sentence: str) -> bool:
+        opening = _opening(sentence)
+        if opening and opening in openings:
+            return True
+        grams = _trigrams(sentence)
+        return bool(grams) and (
+            sum(g in seen for g in grams) >= REPEATED_TRIGRAMS * len(grams)
+        )
+
+    def keep(sentence: str) -> None:
+        kept.append(sentence)
+        openings.add(_opening(sentence))
+        seen.update(_trigrams(sentence))
+
+    for sentence in sentences:
+        if not repeats(sentence):
+            keep(sentence)
+            continue
+        dropped.append(sentence)
+        candidates = [
+            (_overlap(sentence, spare), -i, spare)
+            for i, spare in enumerate(spares)
+            if spare not in kept and not repeats(spare)
+        ]
+        best = max(candidates, default=None)
+        if best is not None and best[0] >= REPLACEMENT_OVERLAP:
+            keep(best[2])
+            replaced.append(best[2])
+    return kept, dropped, replaced
+
+
 def _facet_positions(sentences: list[str], facets: list[str]) -> list[int]:
     """Return, per sentence, the draft facet (by order) it shares most words with."""
     positions = []
@@ -241,6 +319,8 @@ def _pad(
             break
         if total + word_count(spare) > upper:
             continue
+        if _opening(spare) and _opening(spare) in {_opening(s) for s in kept}:
+            continue  # a pattern already there
         at = sum(1 for p in positions if p <= facet)
         kept.insert(at, spare)
         positions.insert(at, facet)
@@ -314,8 +394,11 @@ def check_abstract(
     spares = [s for _, s in spare_pairs]
     screened = screen_sentences(sentences_of(abstract), article, spares)
     usable = [(i, s) for i, s in spare_pairs if _passes(s, article)]
+    varied, patterns_dropped, patterns_replaced = refuse_patterns(
+        screened.kept, [s for _, s in usable]
+    )
     kept, length, trimmed, added = hold_length(
-        screened.kept, facets, usable, words, article.length
+        varied, facets, usable, words, article.length
     )
     if not kept:
         # Nothing of the model's abstract survived and nothing could be added: a
@@ -333,6 +416,8 @@ def check_abstract(
         number_precision=number_precision(abstract, article.numbers),
         numbers_dropped=screened.numbers_dropped,
         numbers_replaced=screened.numbers_replaced,
+        patterns_dropped=patterns_dropped,
+        patterns_replaced=patterns_replaced,
         case_repairs=repairs,
     )
     return text, record, fallbacks_of(record)
@@ -351,6 +436,12 @@ def fallbacks_of(record: CheckRecord) -> list[str]:
             f"numbers_dropped: {len(record['numbers_dropped'])} sentences had numbers "
             f"the article does not give ({len(record['numbers_replaced'])} replaced "
             "by facet-summary sentences)"
+        )
+    if record["patterns_dropped"]:
+        notes.append(
+            f"patterns_dropped: {len(record['patterns_dropped'])} sentences repeated "
+            f"an earlier sentence's opening or wording "
+            f"({len(record['patterns_replaced'])} replaced by facet-summary sentences)"
         )
     if record["length"] == "trimmed":
         notes.append(

@@ -63,6 +63,7 @@ async def refine(
     }
     if own:
         values["words"] = str(deps.options.words or 250)
+    article = await deps.article(state["doc_key"])
     started = time.perf_counter()
     update: dict[str, Any] = {"draft": draft, "prompt_ids": [prompt.id]}
     try:
@@ -72,8 +73,9 @@ async def refine(
             AbstractLean if lean else AbstractFull,
             max_tokens=abstract_tokens(deps.options.words),
             # With a copy limit, the abstract may not loop on its own words either
-            # (the draft itself may be copied: it is already the model's wording).
-            copy_guard=("", deps.options.copy_limit + REPEAT_MARGIN)
+            # (the draft itself may be copied: it is already the model's wording);
+            # its words, spellings and scripts are held to the article's.
+            copy_guard=("", deps.options.copy_limit + REPEAT_MARGIN, article.body)
             if deps.options.copy_limit
             else None,
         )
@@ -92,7 +94,6 @@ async def refine(
                 usage_record("refine", result.usage, time.perf_counter() - started)
             ],
         }
-    article = await deps.article(state["doc_key"])
     checked, record, notes = check_abstract(
         abstract, draft, article.body, deps.options.words
     )
