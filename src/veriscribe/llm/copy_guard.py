@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from veriscribe.checks.wording import STOP_WORDS, CaseIndex, scripts_of
 from veriscribe.llm.candidates import CandidateFilter
-from veriscribe.text.wording import STOP_WORDS, CaseIndex, scripts_of
 
 __all__ = [
     "CANDIDATES",
