@@ -59,7 +59,7 @@ Selection = Literal["scored", "model"]
 class QAOptions:
     """How a question is answered and checked; part of a run's identity."""
 
-    retriever: Retriever = "llm"
+    retriever: Retriever = "bm25"
     k: int = 3
     """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
     window: int = 1
@@ -99,7 +99,7 @@ class QAOptions:
     """Constrained answers: ``scored``, the sentences that answer are chosen by their
     score against the question (no model call with ``wording="source"``; the model
     words only the chosen ones with ``own``); ``model``, the model chooses them."""
-    max_sentences: int = 2
+    max_sentences: int = 3
     """Scored selection: sentences chosen by score (list items of a chosen lead-in
     come on top)."""
 

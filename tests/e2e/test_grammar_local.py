@@ -26,6 +26,7 @@ from veriscribe.settings import LLMSettings, Settings
 
 pytestmark = pytest.mark.local_model
 
+
 def section_groups(guidelines: Path) -> list[list[tuple[str, str]]]:
     """Return (key, text) of every section with text, three sections a group."""
     keyed: list[tuple[str, str]] = []

@@ -36,7 +36,9 @@ QUESTION = "How is hypertension diagnosed and treated?"
 # These tests drive the graph with the sampled four-way judge, whose votes, rounds and
 # ties they check; the scored judge is tested in test_constrained_answers.py.
 # The model words its sentences: these tests check what is said against quotes.
-SAMPLED = QAOptions(judge_method="sampled", wording="own", select="model")
+SAMPLED = QAOptions(
+    retriever="llm", judge_method="sampled", wording="own", select="model"
+)
 
 SENT_DIAG = "A diagnosis requires elevated readings on two separate occasions."
 SENT_SODIUM = (
@@ -178,7 +180,11 @@ async def test_majority_of_three_and_extra_rounds_for_a_tie(store: Store) -> Non
         store,
         script,
         options=QAOptions(
-            recover=False, judge_method="sampled", wording="own", select="model"
+            retriever="llm",
+            recover=False,
+            judge_method="sampled",
+            wording="own",
+            select="model",
         ),
     )
     claims = by_text(result)
@@ -208,7 +214,12 @@ async def test_a_tie_that_never_breaks_takes_the_less_supportive_verdict(
     ]
     script = Script(answer=answer, verdicts={"diagnosis": four_ways})
     options = QAOptions(
-        samples=3, max_samples=4, judge_method="sampled", wording="own", select="model"
+        retriever="llm",
+        samples=3,
+        max_samples=4,
+        judge_method="sampled",
+        wording="own",
+        select="model",
     )
     result = await ask(store, script, options=options)
     (claim,) = result["claims"]

@@ -141,7 +141,12 @@ def test_sigterm_lets_work_in_flight_finish_and_leaves_the_rest_pending(
             while http.get(f"/v1/runs/{run_id}").json()["running"] < 1:
                 assert time.monotonic() < deadline + 60, "the run did not start"
                 time.sleep(0.1)
-            question = {"question": "How is hypertension diagnosed?", "corpus": "htn"}
+            # The model retriever makes the answer slow enough to be in flight.
+            question = {
+                "question": "How is hypertension diagnosed?",
+                "corpus": "htn",
+                "retriever": "llm",
+            }
             with http.stream(
                 "POST",
                 "/v1/answers",

@@ -29,14 +29,15 @@ async def test_scored_answers_hold_the_gold_answer_and_are_all_certified(
         "cpgqa",
         cpgqa / "questions.jsonl",
         out,
-        options=QAOptions(retriever="bm25", k=3),
+        options=QAOptions(),
         model="sim",
-        limit=40,
+        limit=100,
     )
-    assert summary.answered == 40 and summary.usage.calls == 0
+    assert summary.answered == 100 and summary.usage.calls == 0
     report = eval_qa(out)
     assert report["rates"]["ccr"] == 1.0
-    # Measured 0.827 and 0.75 (the model's own choice: 0.502 and 0.425).
-    assert report["gold"]["gold_recall"] >= 0.78
-    assert report["gold"]["gold_hit"] >= 0.70
+    # Measured with the defaults (BM25, k = 3, three sentences): recall 0.813, whole
+    # gold answer in 77%, 8% "not found".
+    assert report["gold"]["gold_recall"] >= 0.79
+    assert report["gold"]["gold_hit"] >= 0.74
     assert report["not_found_rate"] <= 0.10

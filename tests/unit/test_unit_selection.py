@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from veriscribe.retrieval.units import SectionText, choose_units, score_units
+from veriscribe.retrieval.bm25 import BM25Index
+from veriscribe.retrieval.units import (
+    SectionText,
+    answer_text,
+    choose_units,
+    score_units,
+)
 
 DOSING = SectionText(
     "g:dosing",
@@ -77,3 +83,68 @@ def test_a_weak_second_sentence_is_left_out() -> None:
     assert chosen == [
         "Naloxone should be offered to every patient on long-term therapy."
     ]
+
+
+def test_words_asking_for_a_form_are_not_terms_of_the_question() -> None:
+    # "kind" names the form of the answer: no sentence holds it, and counted as a
+    # term it would cap every sentence's coverage and drop a plain answer.
+    section = SectionText("g:s", "Safety", "No dose of opioids is absolutely safe.")
+    selection = choose_units(
+        score_units("What kind of dose of opioids is absolutely safe?", [section])
+    )
+    assert [unit.text for unit in selection.units] == [
+        "No dose of opioids is absolutely safe."
+    ]
+    assert selection.best_coverage == 1.0
+
+
+def test_a_sentence_with_only_the_corpus_common_words_is_not_an_answer() -> None:
+    # Over the units read, "monitor" and "opioid" carry the question; over the
+    # corpus, where every section names opioids and monitoring, "pregnancy" does.
+    corpus = BM25Index().build(
+        [f"s{i}" for i in range(6)],
+        [f"Monitor patients on opioid therapy, note {i}." for i in range(5)]
+        + ["Pregnancy needs its own plan."],
+    )
+    section = SectionText(
+        "g:m",
+        "Monitoring",
+        "Monitor every patient on opioid therapy monthly. Review the whole plan "
+        "at each visit.",
+    )
+    question = "How should opioid therapy be monitored in pregnancy?"
+    alone = choose_units(score_units(question, [section]))
+    weighed = choose_units(score_units(question, [section], corpus.idf))
+    assert [unit.text for unit in alone.units] == [
+        "Monitor every patient on opioid therapy monthly."
+    ]
+    assert weighed.not_found
+    assert weighed.units == ()
+
+
+def test_corpus_idf_weighs_a_term_no_text_holds_most() -> None:
+    index = BM25Index().build(["a", "b", "c"], ["pain dose", "pain taper", "pain"])
+    assert index.idf("pain") < index.idf("dose") < index.idf("pregnanc")
+
+
+def test_an_answer_sentence_drops_the_reference_numbers_that_close_it() -> None:
+    assert (
+        answer_text("Five studies (two trials).[59,61,66]")
+        == "Five studies (two trials)."
+    )
+    assert answer_text("The risk rises.[12] [13-15]") == "The risk rises."
+    # Numbers in brackets inside the sentence, or with no sentence end before
+    # them, are the guideline's text.
+    assert answer_text("See table [2] for doses.") == "See table [2] for doses."
+    assert answer_text("Doses [12-14]") == "Doses [12-14]"
+
+
+def test_a_question_between_alternatives_is_answered_by_either() -> None:
+    # The answer says "lowest" and never "highest": the pair counts once, held.
+    selection = choose_units(
+        score_units("Should opioids start at the highest or lowest dose?", [DOSING])
+    )
+    assert [unit.text for unit in selection.units][:1] == [
+        "Start opioids at the lowest effective dose."
+    ]
+    assert selection.best_coverage == 1.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import tempfile
 import zipfile
@@ -97,6 +98,20 @@ class BM25Index:
             for doc, score in zip(docs[0], scores[0], strict=True)
             if score > 0
         ]
+
+    def idf(self, term: str) -> float:
+        """Return the Lucene IDF of a tokenized term over the indexed texts.
+
+        A term no text holds weighs most: a question about something the texts never
+        name is not answered by them.
+        """
+        if self._model is None:
+            raise RuntimeError("the BM25 index is empty: call build() or load() first")
+        count = len(self._ids)
+        column = self._model.vocab_dict.get(term)
+        pointers = self._model.scores["indptr"]
+        df = 0 if column is None else int(pointers[column + 1] - pointers[column])
+        return math.log(1 + (count - df + 0.5) / (df + 0.5))
 
     def save(self, directory: Path) -> None:
         """Write the index to a directory (created if needed)."""

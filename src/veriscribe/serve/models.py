@@ -20,6 +20,8 @@ from veriscribe.options import (
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 """A corpus name or a chat session id (the rule ``corpus add`` states)."""
+_DEFAULT = QAOptions()
+"""The answer options a request leaves out take these values."""
 
 
 class AnswerRequest(BaseModel):
@@ -35,8 +37,10 @@ class AnswerRequest(BaseModel):
         description="A chat session id: the question is the next turn of that chat "
         "(started if new, resumed if not), as `chat --session` does.",
     )
-    retriever: Retriever = "llm"
-    k: int = Field(3, ge=1, le=50, description="Sections to read (llm: at most).")
+    retriever: Retriever = _DEFAULT.retriever
+    k: int = Field(
+        _DEFAULT.k, ge=1, le=50, description="Sections to read (llm: at most)."
+    )
     candidates: int = Field(
         40, ge=0, description="Summaries the llm retriever chooses from (0: all)."
     )
@@ -45,7 +49,7 @@ class AnswerRequest(BaseModel):
     cite_by: CiteBy = "quote"
     wording: Wording = "source"
     select: Selection = "scored"
-    max_sentences: int = Field(2, ge=1, le=10)
+    max_sentences: int = Field(_DEFAULT.max_sentences, ge=1, le=10)
     judge_method: JudgeMethod = "scored"
 
     def options(self) -> QAOptions:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -42,7 +42,13 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.options import QAOptions
 from veriscribe.prompts import load_prompt
-from veriscribe.retrieval.units import SectionText, Selection, choose_units, score_units
+from veriscribe.retrieval.units import (
+    SectionText,
+    Selection,
+    answer_text,
+    choose_units,
+    score_units,
+)
 from veriscribe.store.corpora import SectionRow
 
 MAX_SENTENCES = 6
@@ -226,7 +232,10 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
     ordered = [rows[key] for key in keys if key in rows]
     selection = None
     if options.citations == "constrained" and options.select == "scored":
-        selection = select_units(state["question"], ordered, options.max_sentences)
+        index = await deps.bm25(corpus)
+        selection = select_units(
+            state["question"], ordered, options.max_sentences, index.idf
+        )
         if selection.not_found or options.wording == "source":
             return scored_answer(state, ordered, selection)
     llm = deps.model()
@@ -304,16 +313,23 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
 
 
 def select_units(
-    question: str, sections: Sequence[SectionRow], max_sentences: int
+    question: str,
+    sections: Sequence[SectionRow],
+    max_sentences: int,
+    corpus_idf: Callable[[str], float] | None = None,
 ) -> Selection:
-    """Score the quotable units of the sections read and choose those that answer."""
+    """Score the quotable units of the sections read and choose those that answer.
+
+    ``corpus_idf`` weighs the question's terms over the whole corpus for the
+    not-found cut (see `veriscribe.retrieval.units`).
+    """
     texts = [SectionText(s.key, s.title, s.text) for s in sections]
     by_key = {s.key: s.text for s in sections}
     return choose_units(
-        score_units(question, texts),
+        score_units(question, texts, corpus_idf),
         max_sentences=max_sentences,
         # Only a sentence the checker will certify is shown as an answer.
-        admit=lambda unit: self_certifies(unit.text, by_key[unit.key]),
+        admit=lambda unit: self_certifies(answer_text(unit.text), by_key[unit.key]),
     )
 
 
@@ -341,7 +357,9 @@ def scored_answer(
             "not_found": True,
         }
     sentences = [
-        AnswerSentence(text=unit.text, citations=[citation_ref(unit.key, unit.text)])
+        AnswerSentence(
+            text=answer_text(unit.text), citations=[citation_ref(unit.key, unit.text)]
+        )
         for unit in selection.units
     ]
     base["notes"].append(
