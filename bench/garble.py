@@ -27,6 +27,12 @@ from pathlib import Path
 
 from llama_cpp import Llama
 
+from veriscribe.checks.wording import (
+    CaseIndex,
+    case_changes,
+    foreign_script_words,
+    repeated_trigram_share,
+)
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.llm.copy_guard import CommonWords, CopyGuard
 from veriscribe.llm.factory import local_model_path
@@ -34,12 +40,6 @@ from veriscribe.llm.local import vocabulary_words
 from veriscribe.metrics.fragments import fragment_stats
 from veriscribe.metrics.novelty import novelty_stats
 from veriscribe.settings import Settings
-from veriscribe.text.wording import (
-    CaseIndex,
-    case_changes,
-    foreign_script_words,
-    repeated_trigram_share,
-)
 
 
 def body_of(source: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from veriscribe.checks.wording import CaseIndex, case_changes, foreign_script_words
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.llm.copy_guard import CopyGuard
 from veriscribe.llm.factory import make_llm
@@ -24,7 +25,6 @@ from veriscribe.options import AbstractOptions
 from veriscribe.prompts import load_prompt
 from veriscribe.settings import LLMSettings, Settings
 from veriscribe.text.replies import AbstractLean, abstract_tokens, output_format
-from veriscribe.text.wording import CaseIndex, case_changes, foreign_script_words
 
 pytestmark = pytest.mark.local_model
 

@@ -6,14 +6,7 @@ import math
 
 import pytest
 
-from veriscribe.text.guidance import (
-    CONCISE_GUIDE,
-    QUESTIONS,
-    echoes_guidance,
-    strip_facet_label,
-)
-from veriscribe.text.numbers import ArticleNumbers, number_mentions, number_precision
-from veriscribe.text.wording import (
+from veriscribe.checks.wording import (
     CaseIndex,
     case_changes,
     content_words,
@@ -21,6 +14,13 @@ from veriscribe.text.wording import (
     repair_case,
     repeated_trigram_share,
 )
+from veriscribe.text.guidance import (
+    CONCISE_GUIDE,
+    QUESTIONS,
+    echoes_guidance,
+    strip_facet_label,
+)
+from veriscribe.text.numbers import ArticleNumbers, number_mentions, number_precision
 
 ARTICLE = (
     "Sepsis is a leading cause of death. We randomised 1,412 adults to early or "

@@ -14,17 +14,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from veriscribe.text.guidance import echoes_guidance, strip_facet_label
-from veriscribe.text.numbers import ArticleNumbers, number_precision
-from veriscribe.text.wording import (
+from veriscribe.checks.wording import (
     CaseIndex,
     case_changes,
     content_words,
     foreign_script_words,
     repeated_trigram_share,
-    sentences_of,
     word_count,
 )
+from veriscribe.text.guidance import echoes_guidance, strip_facet_label
+from veriscribe.text.numbers import ArticleNumbers, number_precision
+from veriscribe.text.wording import sentences_of
 
 __all__ = [
     "LENGTH_MARGIN",

@@ -1,39 +1,16 @@
-"""Sentences of an abstract, and the word checks of ``veriscribe.checks.wording``.
+"""The sentences of an abstract, as the word and abstract checks read them.
 
-The checks of case, script, content words and repetition live with the other
-deterministic checks (the copy guard of the embedded model uses them too); splitting
-an abstract into the sentences they are applied to needs the facet sentence rules.
+Splitting needs the facet sentence rules, which ``veriscribe.checks.wording`` (below
+the model layer, for the copy guard) cannot import.
 """
 
 from __future__ import annotations
 
 import re
 
-from veriscribe.checks.wording import (
-    STOP_WORDS,
-    CaseIndex,
-    case_changes,
-    content_words,
-    foreign_script_words,
-    repair_case,
-    repeated_trigram_share,
-    scripts_of,
-    word_count,
-)
 from veriscribe.text.facets import first_sentence
 
-__all__ = [
-    "CaseIndex",
-    "STOP_WORDS",
-    "case_changes",
-    "content_words",
-    "foreign_script_words",
-    "repair_case",
-    "repeated_trigram_share",
-    "scripts_of",
-    "sentences_of",
-    "word_count",
-]
+__all__ = ["sentences_of"]
 
 _CONTINUES = re.compile(r"[a-z\[,;:)\]]")
 

@@ -31,16 +31,11 @@ import re
 from dataclasses import dataclass
 from typing import TypedDict
 
+from veriscribe.checks.wording import CaseIndex, content_words, repair_case, word_count
 from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
-from veriscribe.text.wording import (
-    CaseIndex,
-    content_words,
-    repair_case,
-    sentences_of,
-    word_count,
-)
+from veriscribe.text.wording import sentences_of
 
 __all__ = [
     "CHECK_FALLBACKS",
