@@ -7,6 +7,7 @@ from veriscribe.retrieval.units import (
     SectionText,
     answer_text,
     choose_units,
+    question_terms,
     score_units,
 )
 
@@ -148,3 +149,23 @@ def test_a_question_between_alternatives_is_answered_by_either() -> None:
         "Start opioids at the lowest effective dose."
     ]
     assert selection.best_coverage == 1.0
+
+
+def test_how_long_asks_for_a_duration_not_for_the_words_long_and_take() -> None:
+    section = SectionText(
+        "g:t",
+        "Tapering",
+        "The faster taper is completed over several weeks. The slower taper is "
+        "completed over months or years.",
+    )
+    assert question_terms("How long does the faster taper take?") == {
+        "faster",
+        "taper",
+    }
+    assert choose("How long does the faster taper take?", section, max_sentences=1) == [
+        "The faster taper is completed over several weeks."
+    ]
+    # Elsewhere "long" and "take" are words of the question.
+    assert {"long", "take"} <= question_terms(
+        "Should long-acting opioids take priority?"
+    )
