@@ -60,7 +60,7 @@ def test_numbers_in_words_are_numbers_with_their_value() -> None:
         (m.text, m.value)
         for m in number_mentions(
             "Twenty-five of one hundred and five; 1.2 million, a billion and 3 thousand;"
-            " between two and three; millions of people, tens of thousands; none."
+            " between two and three; none."
         )
     ]
     assert values == [
@@ -84,6 +84,14 @@ def test_a_changed_number_word_or_scale_is_not_supported() -> None:
     assert article.unsupported("A million babies; 1.2 million in two centres.") == []
     assert article.unsupported("Three centres took part.") == ["Three"]
     assert article.unsupported("1.2 billion babies.") == ["1.2 billion"]
+
+
+def test_a_plural_scale_is_an_order_of_magnitude() -> None:
+    article = ArticleNumbers.of("Millions of Americans; 2,345 patients; 350 files.")
+    assert [m.value for m in number_mentions("tens of thousands")] == ["1000s"]
+    assert article.unsupported("Billions of Americans are poor.") == ["Billions"]
+    assert article.unsupported("Millions of Americans; thousands of patients.") == []
+    assert article.unsupported("Hundreds of files.") == []
 
 
 def test_number_precision_is_the_share_the_article_gives() -> None:

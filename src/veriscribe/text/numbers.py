@@ -15,8 +15,10 @@ comparison (``P < 0.05`` is not ``P = 0.05``). Digits inside a name (``IL-6``,
 Numbers written in words are numbers too, with their value: ``twenty-five`` is ``25``,
 ``one million`` and ``a million`` are ``1000000``, and a scale word after digits
 multiplies them (``1.2 million`` is ``1200000``), so "one billion" is not supported by
-an article that says "one million", while "two" is by one that writes "2". Plural
-scales without a count ("millions of", "tens of thousands") state no number.
+an article that says "one million", while "two" is by one that writes "2". A plural
+scale without a count ("millions of", "tens of thousands") states an order of
+magnitude: the article supports it with the same words or with any number of that
+order ("thousands" by "2,345"), and "billions of" is not "millions of".
 """
 
 from __future__ import annotations
@@ -104,6 +106,11 @@ _WORD_RUN = re.compile(
     re.IGNORECASE,
 )
 _DIGITS_BEFORE = re.compile(r"\d\s*$")
+_PLURAL_SCALE = re.compile(
+    r"\b(?P<scale>hundred|" + "|".join(_SCALES) + r")s\b", re.IGNORECASE
+)
+_ORDER = "s"
+"""The suffix of an order-of-magnitude value: ``1000000s`` is "millions"."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,9 @@ def _word_mentions(plain: str) -> list[NumberMention]:
             if _DIGITS_BEFORE.search(plain[: match.start()]):
                 continue  # "1.2 million": read with its digits
         mentions.append(NumberMention(text=match.group(0), value=str(_word_value(run))))
+    for match in _PLURAL_SCALE.finditer(plain):
+        scale = _SCALES.get(match["scale"].lower(), 100)
+        mentions.append(NumberMention(text=match.group(0), value=f"{scale}{_ORDER}"))
     return mentions
 
 
@@ -231,10 +241,23 @@ class ArticleNumbers:
         """Tell whether the article states this number (unit and P comparison too)."""
         units = self.units.get(mention.value)
         if units is None:
-            return False
+            return mention.value.endswith(_ORDER) and self._of_order(mention.value)
         if mention.p_op:
             return (mention.p_op, mention.value) in self.p_values
         return not mention.unit or mention.unit in units or "" in units
+
+    def _of_order(self, order: str) -> bool:
+        """Tell whether the article gives a number of this order of magnitude."""
+        low = int(order.removesuffix(_ORDER))
+        high = low * (10 if low == 100 else 1000)
+        for value in self.units:
+            try:
+                number = float(value)
+            except ValueError:
+                continue
+            if low <= abs(number) < high:
+                return True
+        return False
 
     def unsupported(self, text: str) -> list[str]:
         """Return the mentions of ``text`` the article does not state."""
