@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from veriscribe.retrieval.bm25 import BM25Index
-from veriscribe.retrieval.fused import FusedIndex, SectionDoc, pairs, section_docs
+from veriscribe.retrieval.fused import (
+    BACK_MATTER,
+    FusedIndex,
+    SectionDoc,
+    pairs,
+    section_docs,
+)
 from veriscribe.store.corpora import SectionRow
 
 
@@ -125,3 +131,43 @@ def test_section_docs_carry_the_document_title_and_heading_path() -> None:
         ("g:recs/diet", "Hypertension guideline\nRecommendations", "Diet"),
         ("g:recs/diet/salt", "Hypertension guideline\nRecommendations\nDiet", "Salt"),
     ]
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["References", "Bibliography", "Appendix L: Abbreviations", "Abbreviation List"],
+)
+def test_back_matter_titles(title: str) -> None:
+    assert BACK_MATTER.match(title)
+
+
+@pytest.mark.parametrize("title", ["Diet", "Referral to a specialist", "Abbreviated"])
+def test_other_titles_are_not_back_matter(title: str) -> None:
+    assert not BACK_MATTER.match(title)
+
+
+def test_a_reference_list_does_not_win_by_one_cited_title() -> None:
+    references = "\n".join(
+        [
+            "Smith J. Dietary approaches to lower high blood pressure. BMJ. 2001.",
+            *(
+                f"Author {n}. A trial of statins in older adults. 2010."
+                for n in range(8)
+            ),
+        ]
+    )
+    body = "Offer the DASH diet. Review the plan at each visit. " * 2
+    sections = [
+        doc("refs", references, title="References"),
+        doc("diet", body, title="Dietary modifications"),
+        doc("salt", "Reduce salt intake in all adults.", title="Sodium"),
+    ]
+    question = "Which diet is recommended for high blood pressure?"
+    assert fused_top(sections, question) == "diet"
+    as_body = [doc("refs", references, title="Cited works"), *sections[1:]]
+    assert fused_top(as_body, question) == "refs"
+
+
+def test_a_corpus_of_back_matter_alone_is_searched_by_section() -> None:
+    index = FusedIndex([doc("r", "Smith J. Statins. 2001.", title="References")])
+    assert [key for key, _ in index.search("statins", 3)] == ["r"]

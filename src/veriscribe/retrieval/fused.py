@@ -15,7 +15,10 @@ for the question, then added:
   that holds its words apart;
 - **best unit** (weight ``UNIT_WEIGHT``): BM25 over the units (sentences, list items,
   table rows) of all sections, a section scored by its best unit, so the one sentence that
-  answers is not drowned by a long section's other sentences.
+  answers is not drowned by a long section's other sentences. Back matter (a section
+  titled References, Bibliography, Abbreviations, Acronyms or Glossary, also as an
+  appendix) has no best unit: each of its lines, a cited title or an expansion, reads
+  like a sentence that answers, and none does.
 
 The two weights were chosen from {0, 0.1, 0.25, 0.5} x {0, 0.25, 0.5}: of the pairs with
 the best hit rate at 3 and 5 on the cpgQA development questions, the one best at 3 and 5
@@ -42,6 +45,13 @@ FloatArray = npt.NDArray[np.float64]
 
 PAIR_WEIGHT = 0.25
 UNIT_WEIGHT = 0.5
+
+BACK_MATTER = re.compile(
+    r"^\s*(?:appendix\s+\w+\s*[:.\-]\s*)?(?:references?|bibliography|bibliographic "
+    r"sources?(?:\(s\))?|abbreviations?(?: list)?|acronyms|glossary)\s*$",
+    re.IGNORECASE,
+)
+"""Titles of sections that list references or abbreviations: no best unit."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\n\s*")
 """Where a unit ends: a sentence end before anything but a lower-case word, or a line
@@ -103,15 +113,19 @@ class FusedIndex:
             # Each unit is tokenized once; the section's tokens are theirs in order.
             texts = [u for u in _SENTENCE_END.split(section.text) if u.strip()]
             section_stems = tokenize(f"{section.context}\n{section.title}")
+            back_matter = BACK_MATTER.match(section.title) is not None
             for text in texts or [section.text]:
-                owners.append(number)
-                units.append(tokenize(text))
-                section_stems.extend(units[-1])
+                unit = tokenize(text)
+                section_stems.extend(unit)
+                if not back_matter:
+                    owners.append(number)
+                    units.append(unit)
             stems.append(section_stems)
         self._sections = _Scorer(stems)
         self._pairs = _Scorer([pairs(tokens) for tokens in stems])
-        self._units = _Scorer(units)
-        self._owners = np.asarray(owners, dtype=int)
+        # A corpus of back matter alone: one empty unit, which no question matches.
+        self._units = _Scorer(units or [[]])
+        self._owners = np.asarray(owners or [0], dtype=int)
 
     def __len__(self) -> int:
         return len(self._keys)
