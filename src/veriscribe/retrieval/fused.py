@@ -21,8 +21,8 @@ for the question, then added:
   like a sentence that answers, and none does.
 
 The two weights were chosen from {0, 0.1, 0.25, 0.5} x {0, 0.25, 0.5}: of the pairs with
-the best hit rate at 3 and 5 on the cpgQA development questions, the one best at 3 and 5
-on the hand-written questions over the NGC and VA/DoD guidelines
+the best hit rate at 5 on the cpgQA development questions, the one with the best mean
+hit rate at 3 and 5 on the hand-written questions over the NGC and VA/DoD guidelines
 (``bench/lexical_retrieval.py``), which are worded in a user's terms rather than the
 guideline's. Pairs reward questions that copy a guideline's phrasing, as cpgQA's do;
 on the hand-written questions the best unit and the context bring more.
