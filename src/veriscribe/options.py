@@ -47,7 +47,7 @@ class AbstractOptions:
 
 # --------------------------------------------------------------------------- answers
 
-Retriever = Literal["llm", "bm25", "dense"]
+Retriever = Literal["fused", "llm", "bm25", "dense"]
 Citations = Literal["constrained", "free"]
 CiteBy = Literal["quote", "id"]
 Wording = Literal["source", "own"]
@@ -59,9 +59,9 @@ Selection = Literal["scored", "model"]
 class QAOptions:
     """How a question is answered and checked; part of a run's identity."""
 
-    retriever: Retriever = "bm25"
+    retriever: Retriever = "fused"
     k: int = 3
-    """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
+    """Sections retrieved (fused, bm25, dense) or the most the model may pick (llm)."""
     window: int = 1
     """Attribution window: claim sentences a citation marker credits."""
     judge: bool = True

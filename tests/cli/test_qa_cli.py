@@ -454,4 +454,4 @@ def test_a_choice_outside_its_options_is_one_error_line(command: list[str]) -> N
     result = runner.invoke(app, [*command, "--corpus", "c", "--retriever", "bm42"])
     assert result.exit_code == 1
     (line,) = result.stderr.strip().splitlines()
-    assert "--retriever must be one of llm, bm25, dense, not 'bm42'" in line
+    assert "--retriever must be one of fused, llm, bm25, dense, not 'bm42'" in line

@@ -44,7 +44,12 @@ app = typer.Typer()
 
 RetrieverOpt = Annotated[
     Retriever,
-    choice("--retriever", Retriever, "How sections are chosen: llm, bm25 or dense."),
+    choice(
+        "--retriever",
+        Retriever,
+        "How sections are chosen: fused (BM25 with heading path, phrases and best "
+        "sentence), llm, bm25 or dense.",
+    ),
 ]
 CitationsOpt = Annotated[
     Citations,
@@ -167,7 +172,7 @@ def ask(
         int | None,
         typer.Option("--limit", min=1, help="With --questions: the first N only."),
     ] = None,
-    retriever: RetrieverOpt = "bm25",
+    retriever: RetrieverOpt = QAOptions.retriever,
     k: Annotated[
         int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
     ] = 3,
@@ -241,7 +246,7 @@ def chat(
         str | None,
         typer.Option("--session", help="Resume the chat with this session id."),
     ] = None,
-    retriever: RetrieverOpt = "bm25",
+    retriever: RetrieverOpt = QAOptions.retriever,
     k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
     candidates: CandidatesOpt = 40,
     no_judge: NoJudgeOpt = False,
