@@ -105,7 +105,7 @@ class QAOptions:
     max_sentences: int = 3
     """Scored selection: sentences chosen by score (list items of a chosen lead-in
     come on top)."""
-    judged_units: int = 6
+    judged_units: int = 4
     """Judged selection: the units, best by score, that the model judges."""
 
     def key(self) -> str:

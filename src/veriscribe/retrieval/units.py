@@ -75,9 +75,15 @@ class AnswerModel:
 
 
 ANSWER_MODEL = AnswerModel(
-    bias=-4.0, yes=1.0, coverage=3.0, corpus_coverage=3.0, cut=0.5
+    bias=-10.5, yes=1.0, coverage=10.0, corpus_coverage=10.0, cut=0.5
 )
-"""Placeholder weights, replaced by the fitted ones below."""
+"""The judged selection's weights: a model with no opinion (P(yes) = 0.5) answers
+when a unit's two coverages sum to 1.05, about where the lexical cuts (0.5 and 0.6)
+lie; each unit of the model's log-odds of "yes" counts as 0.1 of coverage. On the
+bundled 0.5B model the "yes" does not separate answerable from unanswerable
+questions (see the README), so no larger weight could be fitted; a stronger model
+earns one by the same measurement (``bench/qa_quality.py --configs
+constrained/quote/source/judged`` with hold-out and ``bench/questions`` sets)."""
 
 MIN_WORDS = 4
 """Units with fewer words (table headings, labels) are not answers."""

@@ -243,7 +243,11 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
             state["question"], ordered, options.max_sentences, index.idf, judge
         )
         if selection.not_found or options.wording == "source":
-            return scored_answer(state, ordered, selection)
+            found = scored_answer(state, ordered, selection)
+            if judge is not None:
+                prompt_id = load_prompt("qa", "select_yesno").id
+                found["prompt_ids"] = [*state.get("prompt_ids", []), prompt_id]
+            return found
     llm = deps.model()
     by_id = options.citations == "constrained" and options.cite_by == "id"
     name = (
