@@ -17,7 +17,11 @@ happens", "how long does it take") are not terms of the question: no sentence of
 answer holds them, and two terms joined by "or" count once, held when either is.
 
 No model is asked: a unit's text is the guideline's own sentence, so the verifier and
-the lexical lane of the judge certify it word for word, and nothing is made up.
+the lexical lane of the judge certify it word for word, and nothing is made up. With
+``judged`` probabilities (a model's scored yes/no "does this sentence answer the
+question?" for the best units by score), the order, the cut and "not found" follow
+`answer_odds`, which weighs the model's "yes" with the coverages; the model still
+only chooses among the certified sentences.
 
 The constants were set on the cpgQA development questions with BM25 retrieval (k = 3)
 and are few on purpose. On the first 100 questions: gold answer recall 0.84, whole gold
