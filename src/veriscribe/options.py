@@ -52,7 +52,7 @@ Citations = Literal["constrained", "free"]
 CiteBy = Literal["quote", "id"]
 Wording = Literal["source", "own"]
 JudgeMethod = Literal["scored", "sampled"]
-Selection = Literal["scored", "model"]
+Selection = Literal["scored", "judged", "model"]
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,21 @@ class QAOptions:
     select: Selection = "scored"
     """Constrained answers: ``scored``, the sentences that answer are chosen by their
     score against the question (no model call with ``wording="source"``; the model
-    words only the chosen ones with ``own``); ``model``, the model chooses them."""
+    words only the chosen ones with ``own``); ``judged``, the same, with the best
+    ``judged_units`` by score also judged by the model (a scored yes/no "does this
+    sentence answer the question?") for the order, the cut and "not found";
+    ``model``, the model chooses them."""
     max_sentences: int = 3
     """Scored selection: sentences chosen by score (list items of a chosen lead-in
     come on top)."""
+    judged_units: int = 4
+    """Judged selection: the units, best by score, that the model judges."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""
-        blob = json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        if self.select != "judged":
+            # Used only by judged selection: runs named before it existed keep their names.
+            del fields["judged_units"]
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]

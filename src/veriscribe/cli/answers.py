@@ -83,7 +83,8 @@ SelectOpt = Annotated[
         "--select",
         Selection,
         "Constrained answers: scored, the sentences that answer are chosen by their "
-        "score against the question; model, the model chooses them.",
+        "score against the question; judged, the same with the best ones also judged "
+        "by the model (yes/no: does it answer?); model, the model chooses them.",
     ),
 ]
 MaxSentencesOpt = Annotated[
