@@ -481,6 +481,9 @@ class AnswerOptions(Result):
     cite_by: str
     wording: str
     judge_method: str
+    select: str = "scored"
+    """How the answer's sentences were chosen (older results: the default)."""
+    max_sentences: int = 3
 
 
 class CheckedAnswer(Result):
