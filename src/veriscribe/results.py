@@ -486,8 +486,8 @@ class AnswerOptions(Result):
     max_sentences: int = 3
 
 
-class CheckedAnswer(Result):
-    """An answer checked claim by claim (``ask`` and ``verify``)."""
+class GraphAnswer(Result):
+    """What the cited-QA graph ends in: an answer checked claim by claim."""
 
     question: str
     answer: str
@@ -509,6 +509,11 @@ class CheckedAnswer(Result):
     sentences: int
     notes: list[str]
     prompt_ids: list[str]
+
+
+class CheckedAnswer(GraphAnswer):
+    """An answer checked claim by claim (``ask`` and ``verify``), with what made it."""
+
     thread_id: str
     reused: bool
     usage: Usage
