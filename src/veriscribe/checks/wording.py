@@ -57,7 +57,7 @@ def content_words(text: str) -> list[str]:
     """Return the lower-cased words of ``text`` that carry content (no stop words)."""
     return [
         w
-        for w in (m.group(0).lower() for m in _WORD.finditer(text))
+        for w in map(str.lower, _WORD.findall(text))
         if len(w) > 2 and w not in STOP_WORDS
     ]
 
