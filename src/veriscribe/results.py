@@ -173,6 +173,21 @@ class AbstractChecks(Result):
     they were before being lower-cased."""
 
 
+class GraphAbstract(Result):
+    """What the abstract graph ends in: the abstract, how it was made, its calls."""
+
+    abstract: str
+    facets: list[FacetOutcome]
+    fallbacks: list[str]
+    refined: bool
+    draft: str
+    labels: list[str]
+    label_source: str
+    prompt_ids: list[str]
+    checks: AbstractChecks | None
+    usage: Usage
+
+
 class AbstractResult(Result):
     """An article's abstract, with everything that went into it."""
 

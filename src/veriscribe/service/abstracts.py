@@ -13,14 +13,13 @@ from veriscribe.graphs.abstract import AbstractDeps, AbstractState, build_abstra
 from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
-from veriscribe.nodes.abstract.fallback import latest
+from veriscribe.nodes.abstract.result import result_of
 from veriscribe.options import AbstractOptions
-from veriscribe.results import AbstractChecks, AbstractResult, FacetOutcome, Usage
+from veriscribe.results import AbstractResult, GraphAbstract
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import put_article
 from veriscribe.store.db import Store
-from veriscribe.text.facets import order_key
 
 Event = tuple[str, dict[str, Any]]
 OnEvent = Callable[[str, dict[str, Any]], None]
@@ -99,7 +98,7 @@ async def run_abstract(
         )
     return assemble_result(
         article,
-        cast(AbstractState, run.values),
+        result_of(cast(AbstractState, run.values)),
         options,
         llm,
         thread_id=run.thread_id,
@@ -110,7 +109,7 @@ async def run_abstract(
 
 def assemble_result(
     article: Article,
-    state: AbstractState,
+    made: GraphAbstract,
     options: AbstractOptions,
     llm: LLM,
     *,
@@ -118,53 +117,21 @@ def assemble_result(
     reused: bool,
     seconds: float,
 ) -> AbstractResult:
-    """Return the result of one article from its graph's final state."""
-    results = state.get("results", [])
-    final = latest(results, state.get("stage", "facets"))
-    usage_items = [r["usage"] for r in results] + list(state.get("usage", []))
-    usage = Usage(
-        calls=sum(u["calls"] for u in usage_items),
-        prompt_tokens=sum(u["prompt_tokens"] for u in usage_items),
-        output_tokens=sum(u["output_tokens"] for u in usage_items),
-        cached_calls=sum(u["cached"] for u in usage_items),
-    )
-    facets = [
-        FacetOutcome(
-            name=r["name"],
-            paragraphs=r["paragraphs"],
-            summary=r["summary"],
-            status=r["status"],
-            chunks=r["chunks"],
-            error=r["error"],
-            prompt_tokens=r["usage"]["prompt_tokens"],
-            output_tokens=r["usage"]["output_tokens"],
-            seconds=r["usage"]["seconds"],
-        )
-        for r in sorted(final.values(), key=lambda r: order_key(r["name"]))
-    ]
+    """Return the result of one article: the graph's, with what only the run knows."""
     return AbstractResult(
+        **dict(made),
         id=article.id,
         source=article.source,
         title=article.title,
-        abstract=state.get("abstract", ""),
         reference=article.reference,
-        facets=facets,
-        fallbacks=list(state.get("fallbacks", [])),
-        refined=bool(state.get("refined", False)),
-        draft=state.get("draft", ""),
-        labels=list(state.get("labels", [])),
-        label_source=state.get("label_source", ""),
         model=llm.label,
         prompt=options.prompt,
-        prompt_ids=sorted(set(state.get("prompt_ids", []))),
         split=options.split,
         lean=options.lean,
         entities=options.entities,
         copy_limit=options.copy_limit,
         words_asked=options.words,
-        checks=AbstractChecks(**state["checks"]) if state.get("checks") else None,
         paragraph_count=len(article.paragraphs),
-        usage=usage,
         thread_id=thread_id,
         resumed_from_checkpoint=reused,
         seconds=round(seconds, 3),
