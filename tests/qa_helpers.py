@@ -187,3 +187,12 @@ def chat_calls(llm: LLM) -> Iterator[str]:
     assert isinstance(chat, ScriptedChatModel)
     for prompt, _ in chat.calls:
         yield prompt
+
+
+async def run_plain(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """Run a QA thread (as ``run_thread``) and return its answer as its JSON object,
+    with whether the thread was reused."""
+    from veriscribe.service.qa import run_thread
+
+    made = await run_thread(*args, **kwargs)
+    return {**made.answer.model_dump(mode="json"), "reused": made.reused}

@@ -20,6 +20,7 @@ from qa_helpers import (
     add_fixture_corpus,
     chat_calls,
     cite,
+    run_plain,
     script_llm,
 )
 from stores import checkpoint_bytes
@@ -27,7 +28,7 @@ from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.nodes.qa.state import NOT_FOUND_ANSWER, QADeps, turn_input
 from veriscribe.options import QAOptions
-from veriscribe.service.qa import qa_runner, run_thread
+from veriscribe.service.qa import qa_runner
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
@@ -79,7 +80,7 @@ async def ask(
     llm = script_llm(script, store=store)
     graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=options or SAMPLED)
-    return await run_thread(graph, deps, thread, turn_input("ask", CORPUS, question))
+    return await run_plain(graph, deps, thread, turn_input("ask", CORPUS, question))
 
 
 def by_text(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -372,7 +373,7 @@ async def test_injected_section_text_cannot_change_the_checks(store: Store) -> N
     llm = script_llm(script, store=store)
     graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=SAMPLED)
-    result = await run_thread(
+    result = await run_plain(
         graph, deps, "inj", turn_input("ask", CORPUS, "Is it safe?")
     )
     statuses = [claim["status"] for claim in result["claims"]]
@@ -396,7 +397,7 @@ async def test_chat_keeps_history_per_thread(store: Store) -> None:
     llm = script_llm(second, store=store)
     graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=SAMPLED)
-    await run_thread(
+    await run_plain(
         graph,
         deps,
         "chat:1",
@@ -429,7 +430,7 @@ async def test_transient_fault_is_retried(store: Store) -> None:
     llm = scripted_llm(ScriptedChatModel(responder=flaky), store=store)
     graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=SAMPLED)
-    result = await run_thread(graph, deps, "flaky", turn_input("ask", CORPUS, QUESTION))
+    result = await run_plain(graph, deps, "flaky", turn_input("ask", CORPUS, QUESTION))
     assert result["claims"][0]["status"] == "certified"
     assert script.count("answer") == 1
 
@@ -452,7 +453,7 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
         deps = QADeps(store=store, llm=llm, options=SAMPLED)
         graph = await qa_runner(store)
         with pytest.raises(VeriscribeError, match="process killed"):
-            await run_thread(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
+            await run_plain(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
     # Every sentence carries a citation, so no claim filter call is needed.
     assert first.calls == ["retrieve", "answer"]
     # A new process: new connection, new model.
@@ -461,12 +462,10 @@ async def test_interrupted_run_resumes_without_repeating_finished_calls(
         llm = script_llm(second, store=store)
         deps = QADeps(store=store, llm=llm, options=SAMPLED)
         graph = await qa_runner(store)
-        result = await run_thread(
-            graph, deps, "killed", turn_input("ask", CORPUS, "Q?")
-        )
+        result = await run_plain(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
         assert result["claims"][0]["status"] == "certified"
         assert second.calls == ["judge", "judge", "judge"]
-        again = await run_thread(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
+        again = await run_plain(graph, deps, "killed", turn_input("ask", CORPUS, "Q?"))
     assert again["reused"] is True and again["claims"] == result["claims"]
     assert len(second.calls) == 3
 

@@ -11,10 +11,17 @@ from typing import Any
 import pytest
 
 from fakes import ScriptedChatModel, scripted_llm
-from qa_helpers import CORPUS, DIAGNOSIS, DRUGS, LIFESTYLE, add_fixture_corpus
+from qa_helpers import (
+    CORPUS,
+    DIAGNOSIS,
+    DRUGS,
+    LIFESTYLE,
+    add_fixture_corpus,
+    run_plain,
+)
 from veriscribe.nodes.qa.state import QADeps, turn_input
 from veriscribe.options import QAOptions
-from veriscribe.service.qa import qa_runner, run_thread
+from veriscribe.service.qa import qa_runner
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
@@ -64,7 +71,7 @@ async def ask(store: Store, model: Model, **options: Any) -> dict[str, Any]:
         retriever="bm25", k=3, **{"wording": "own", "select": "model", **options}
     )
     deps = QADeps(store=store, llm=llm, options=opts)
-    return await run_thread(graph, deps, "t", turn_input("ask", CORPUS, QUESTION))
+    return await run_plain(graph, deps, "t", turn_input("ask", CORPUS, QUESTION))
 
 
 async def test_the_schema_admits_only_sentences_of_the_sections_read(
@@ -193,7 +200,7 @@ async def test_the_reversed_aspirin_recommendation_is_never_certified(
             select="model",
         )
         deps = QADeps(store=store, llm=llm, options=options)
-        result = await run_thread(
+        result = await run_plain(
             graph, deps, "a", turn_input("ask", "asp", "Aspirin for children?")
         )
     (found,) = result["claims"]

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from fakes import ScriptedChatModel, scripted_llm
-from qa_helpers import CORPUS, DIAGNOSIS, add_fixture_corpus
+from qa_helpers import CORPUS, DIAGNOSIS, add_fixture_corpus, run_plain
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.nodes.qa.state import QADeps, turn_input
 from veriscribe.options import QAOptions
-from veriscribe.service.qa import qa_runner, run_thread
+from veriscribe.service.qa import qa_runner
 from veriscribe.store import corpora
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
@@ -31,9 +31,7 @@ async def ask(store: Store, question: str) -> tuple[dict[str, object], int]:
     llm = scripted_llm(chat, store=store)
     graph = await qa_runner(store)
     deps = QADeps(store=store, llm=llm, options=QAOptions(retriever="bm25", k=2))
-    result = await run_thread(
-        graph, deps, question, turn_input("ask", CORPUS, question)
-    )
+    result = await run_plain(graph, deps, question, turn_input("ask", CORPUS, question))
     return result, len(chat.calls)
 
 
