@@ -50,7 +50,7 @@ MIN_COVERAGE = 0.5
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 _PART = re.compile(r"[A-Za-z0-9]+")
-_DEFINED = re.compile(r"\(([A-Za-z0-9]+)s?\)")
+_DEFINED = re.compile(r"\(([A-Za-z0-9-]+?)s?\)")
 _NOT_ENTITIES = frozenset(
     {"CI", "OR", "HR", "RR", "SD", "SE", "SEM", "IQR", "II", "III", "IV", "VI", "US"}
 )
@@ -166,6 +166,37 @@ def _relevant(claim: str, evidence: str) -> list[str]:
     ]
 
 
+def _defined(claim: str) -> set[str]:
+    """Return the abbreviations the claim defines: ``unfolded protein response (UPR)``.
+
+    The letters of the short form must be found, in order, in the words just before
+    it, its first letter starting a word (Schwartz and Hearst 2003).
+    """
+    found = set()
+    for match in _DEFINED.finditer(claim):
+        short = match.group(1)
+        words = claim[: match.start()].split()
+        long = " ".join(words[-min(len(short) + 5, 2 * len(short)) :])
+        if _expands(long.lower(), short.lower()):
+            found.add(short)
+    return found
+
+
+def _expands(long: str, short: str) -> bool:
+    at = len(long) - 1
+    letters = [c for c in short if c.isalnum()]
+    for i in range(len(letters) - 1, -1, -1):
+        letter = letters[i]
+        while at >= 0 and (
+            long[at] != letter or (i == 0 and at > 0 and long[at - 1].isalnum())
+        ):
+            at -= 1
+        if at < 0:
+            return False
+        at -= 1
+    return bool(letters)
+
+
 def _closest(claim: str, evidence: str) -> str | None:
     """Return the evidence sentence sharing the most content words with the claim."""
     said = terms(claim).words
@@ -201,7 +232,7 @@ def claim_conflict(claim: str, evidence: str) -> Conflict | None:
     if missing:
         return Conflict("number", f"the article passage does not state {missing[0]!r}")
     known = {t.lower() for t in _PART.findall(evidence)}
-    defined = set(_DEFINED.findall(claim))
+    defined = _defined(claim)
     for token in entity_tokens(claim):
         for part in _PART.findall(token):
             if _name_like(part) and part not in defined and part.lower() not in known:
