@@ -94,6 +94,9 @@ MEASURED: tuple[MeasuredJudge, ...] = (
     # bundled model it certifies only a word-for-word restatement, so on balanced
     # pairs it scores 0.5 by construction.
     MeasuredJudge("scored", MODEL_05B, "local", 0.5, 8),
+    # --per-article 1 --articles 6 --samples 1 --method sampled (8 pairs, 4 held out):
+    # it called all 8 contradicted, the authors' own sentences too.
+    MeasuredJudge("sampled", MODEL_05B, "local", 0.5, 4),
 )
 """Held-out accuracies from ``eval judge --abstract-pairs`` on the dev articles."""
 
