@@ -1,7 +1,10 @@
 """Lexical section retrievers without a model: hit rate at k on three question sets.
 
-The shipped ``bm25`` retriever (Okapi BM25 over each section's title and text) beside
-parameter-light variants, each measured on the same questions:
+The default ``fused`` retriever (`veriscribe.retrieval.fused`: BM25 of the section with
+its document title and heading path, plus 0.25 x BM25 of adjacent stem pairs and 0.25 x
+its best unit, each scaled by the question's top score), the ``bm25`` baseline (Okapi
+BM25 over each section's title and text) and parameter-light variants, each measured on
+the same questions:
 
 - ``bm25_title2``: the title written twice (title weighted double);
 - ``bm25_headpath``: the titles of the section's ancestors added to its text;
@@ -27,9 +30,12 @@ not be judged on cpgQA alone.
 
 For each set and variant: hit@1, 3, 5, 10, and the questions it wins and loses against
 ``bm25`` at k = 3 and 5. Corpora are ingested with the simulated model (retrieval reads
-no summary). The last line reads ``cpgqa_bm25_hit3=<x> cpgqa_bm25_hit5=<x>``.
+no summary). ``--pair-weight`` and ``--unit-weight`` set the two weights of ``fused``
+(to see how much each brings). The last line reads ``cpgqa_bm25_hit3=<x>
+cpgqa_bm25_hit5=<x> cpgqa_fused_hit3=<x> cpgqa_fused_hit5=<x>``.
 
-Usage: ``.venv/bin/python bench/lexical_retrieval.py [--data DIR]``
+Usage: ``.venv/bin/python bench/lexical_retrieval.py [--data DIR] [--pair-weight W]
+[--unit-weight W]``
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import bm25s
 from veriscribe.checks.quotable import quotable_units
 from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.errors import ConfigError
+from veriscribe.retrieval import fused
 from veriscribe.retrieval.bm25 import K1, METHOD, STOP_WORDS, B, tokenize
 from veriscribe.retrieval.dense import DenseIndex, minilm_encoder
 from veriscribe.service import corpora
@@ -120,7 +127,9 @@ def rrf(*rankings: Sequence[str]) -> list[str]:
     return sorted(score, key=lambda key: -score[key])
 
 
-def retrievers(every: Sequence[SectionRow]) -> dict[str, Callable[[str], list[str]]]:
+def retrievers(
+    every: Sequence[SectionRow], doc_titles: dict[str, str]
+) -> dict[str, Callable[[str], list[str]]]:
     """Build every variant over a corpus's sections: name -> ranked section keys."""
     rows = [row for row in every if row.chars]
     by_id = {(row.doc_id, row.section_id): row for row in every}
@@ -166,7 +175,9 @@ def retrievers(every: Sequence[SectionRow]) -> dict[str, Callable[[str], list[st
         return sorted(best, key=lambda key: -best[key])[:DEPTH]
 
     base = top(sections)
+    shipped = fused.FusedIndex(fused.section_docs(every, doc_titles))
     found: dict[str, Callable[[str], list[str]]] = {
+        "fused": lambda q: [key for key, _ in shipped.search(q, DEPTH)],
         "bm25": base,
         "bm25_title2": top(title2),
         "bm25_headpath": top(headpath),
@@ -202,11 +213,12 @@ async def measure(settings: Settings, corpus: str, questions: Path) -> dict[str,
     """Rank every question with every variant; return hit rates and wins/losses."""
     async with open_store(settings) as store:
         every = await db.sections(store, corpus, with_text=True)
+        titles = {doc.doc_id: doc.title for doc in await db.documents(store, corpus)}
     items = read_questions(questions)
     found: dict[str, Any] = {}
     ranked = {
         name: [run(q["question"]) for q in items]
-        for name, run in retrievers(every).items()
+        for name, run in retrievers(every, titles).items()
     }
     for name, lists in ranked.items():
         row: dict[str, Any] = {}
@@ -231,7 +243,10 @@ async def main() -> None:
     """Ingest the corpora and print the table for each question set."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--pair-weight", type=float, default=fused.PAIR_WEIGHT)
+    parser.add_argument("--unit-weight", type=float, default=fused.UNIT_WEIGHT)
     args = parser.parse_args()
+    fused.PAIR_WEIGHT, fused.UNIT_WEIGHT = args.pair_weight, args.unit_weight
     work = Path(tempfile.mkdtemp(prefix="lexical-"))
     settings = Settings(db=work / "bench.sqlite")
     sets = {
@@ -262,7 +277,11 @@ async def main() -> None:
                 )
             )
     base = reports["cpgqa"]["variants"]["bm25"]
-    print(f"cpgqa_bm25_hit3={base['hit@3']:.3f} cpgqa_bm25_hit5={base['hit@5']:.3f}")
+    new = reports["cpgqa"]["variants"]["fused"]
+    print(
+        f"cpgqa_bm25_hit3={base['hit@3']:.3f} cpgqa_bm25_hit5={base['hit@5']:.3f} "
+        f"cpgqa_fused_hit3={new['hit@3']:.3f} cpgqa_fused_hit5={new['hit@5']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ For each configuration (``citations/cite_by/wording[/select]``, e.g.
 the first N questions of ``../shared/data/guidelines/cpgqa`` (or of ``--data DIR``,
 a directory with ``passages.jsonl`` and ``questions.jsonl`` in the cpgQA layout, such
 as ``scripts/hold_out.py`` writes) are answered with ``ask --questions`` on the same
-model and retriever (BM25, k = 3) into a fresh database, and the results are pooled
+model and retriever (the default, k = 3) into a fresh database, and the results are pooled
 with ``eval qa``. Printed per mode: claims, citation coverage (CC), verbatim compliance
 (VCR), certified and supported claim rates (CCR, SCR), verdicts, lanes of the judge,
 answers with no claim, the share answered "not found", and the median seconds per
@@ -15,8 +15,8 @@ of the gold answer's content words found in the answer), ``gold_hit`` (the share
 answers holding all of them) and the median words per answer given; with unanswerable
 questions in the set, not-found precision and recall.
 
-The corpus is ingested with the simulated model: BM25 retrieval does not read the section
-summaries that ingest writes, so this costs the measured model nothing.
+The corpus is ingested with the simulated model: the default retriever does not read the
+section summaries that ingest writes, so this costs the measured model nothing.
 
 The last line reads ``questions=<n> constrained_cc=<x> constrained_vcr=<x>
 constrained_ccr=<x> constrained_scr=<x> free_ccr=<x> median_s=<x> gold_recall=<x>
@@ -61,7 +61,6 @@ async def run_mode(
     """Answer the questions in one configuration and pool the checked answers."""
     citations, cite_by, wording, *rest = config.split("/")
     options = QAOptions(
-        retriever="bm25",
         k=3,
         citations=citations,  # type: ignore[arg-type]
         cite_by=cite_by,  # type: ignore[arg-type]

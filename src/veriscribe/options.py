@@ -47,21 +47,21 @@ class AbstractOptions:
 
 # --------------------------------------------------------------------------- answers
 
-Retriever = Literal["llm", "bm25", "dense"]
+Retriever = Literal["fused", "llm", "bm25", "dense"]
 Citations = Literal["constrained", "free"]
 CiteBy = Literal["quote", "id"]
 Wording = Literal["source", "own"]
 JudgeMethod = Literal["scored", "sampled"]
-Selection = Literal["scored", "model"]
+Selection = Literal["scored", "judged", "model"]
 
 
 @dataclass(frozen=True)
 class QAOptions:
     """How a question is answered and checked; part of a run's identity."""
 
-    retriever: Retriever = "bm25"
+    retriever: Retriever = "fused"
     k: int = 3
-    """Sections retrieved (bm25, dense) or the most the model may pick (llm)."""
+    """Sections retrieved (fused, bm25, dense) or the most the model may pick (llm)."""
     window: int = 1
     """Attribution window: claim sentences a citation marker credits."""
     judge: bool = True
@@ -98,12 +98,21 @@ class QAOptions:
     select: Selection = "scored"
     """Constrained answers: ``scored``, the sentences that answer are chosen by their
     score against the question (no model call with ``wording="source"``; the model
-    words only the chosen ones with ``own``); ``model``, the model chooses them."""
+    words only the chosen ones with ``own``); ``judged``, the same, with the best
+    ``judged_units`` by score also judged by the model (a scored yes/no "does this
+    sentence answer the question?") for the order, the cut and "not found";
+    ``model``, the model chooses them."""
     max_sentences: int = 3
     """Scored selection: sentences chosen by score (list items of a chosen lead-in
     come on top)."""
+    judged_units: int = 4
+    """Judged selection: the units, best by score, that the model judges."""
 
     def key(self) -> str:
         """Return a short stable hash of the options."""
-        blob = json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        if self.select != "judged":
+            # Used only by judged selection: runs named before it existed keep their names.
+            del fields["judged_units"]
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]

@@ -481,10 +481,13 @@ class AnswerOptions(Result):
     cite_by: str
     wording: str
     judge_method: str
+    select: str = "scored"
+    """How the answer's sentences were chosen (older results: the default)."""
+    max_sentences: int = 3
 
 
-class CheckedAnswer(Result):
-    """An answer checked claim by claim (``ask`` and ``verify``)."""
+class GraphAnswer(Result):
+    """What the cited-QA graph ends in: an answer checked claim by claim."""
 
     question: str
     answer: str
@@ -506,6 +509,11 @@ class CheckedAnswer(Result):
     sentences: int
     notes: list[str]
     prompt_ids: list[str]
+
+
+class CheckedAnswer(GraphAnswer):
+    """An answer checked claim by claim (``ask`` and ``verify``), with what made it."""
+
     thread_id: str
     reused: bool
     usage: Usage

@@ -314,6 +314,18 @@ def test_the_installed_entry_point_prints_no_traceback() -> None:
     assert "RuntimeError: boom" in error_log_path().read_text("utf-8")
 
 
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # `veriscribe runs list | head`: the pipe breaks while the command writes.
+    args, owner, name = commands(tmp_path)["runs list"]
+    inject(monkeypatch, owner, name, BrokenPipeError(32, "Broken pipe"))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 141
+    assert stderr_lines(result) == []
+    assert not error_log_path().exists()
+
+
 # ------------------------------------------------------------------ secrets
 
 

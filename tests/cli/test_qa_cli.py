@@ -123,6 +123,9 @@ def test_ask_json_has_the_spec_fields(corpus: str) -> None:
     for key in ("question", "answer", "claims", "read_set", "funnel"):
         assert key in data
     assert data["read_set"][0] == "hypertension:lifestyle"
+    assert data["options"]["retriever"] == "bm25"
+    assert data["options"]["select"] == "scored"
+    assert data["options"]["max_sentences"] == 3
     assert "{{cite:" in data["answer"]
     assert data["claims"]
     for claim in data["claims"]:
@@ -454,4 +457,4 @@ def test_a_choice_outside_its_options_is_one_error_line(command: list[str]) -> N
     result = runner.invoke(app, [*command, "--corpus", "c", "--retriever", "bm42"])
     assert result.exit_code == 1
     (line,) = result.stderr.strip().splitlines()
-    assert "--retriever must be one of llm, bm25, dense, not 'bm42'" in line
+    assert "--retriever must be one of fused, llm, bm25, dense, not 'bm42'" in line

@@ -7,10 +7,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 import veriscribe.prompts as prompts_package
 from qa_helpers import FIXTURES
+from veriscribe import release
 from veriscribe.graphs.runner import thread_key
+from veriscribe.llm.factory import make_llm
 from veriscribe.prompts import load_prompt, prompts_digest
 from veriscribe.service import qa
 from veriscribe.service.corpora import add_corpus
@@ -89,3 +92,46 @@ async def test_another_sim_seed_or_temperature_is_another_thread(
     three = await qa.ask(warm, "h", QUESTION, model="sim:seed=1")
     assert len({one.thread_id, two.thread_id, three.thread_id}) == 3
     assert not (two.reused or three.reused)
+
+
+@pytest.fixture
+def code_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Digest the code of a temporary copy of the package that a test may edit."""
+    copy = tmp_path / "veriscribe"
+    shutil.copytree(
+        release.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    monkeypatch.setattr(release, "ROOT", copy)
+    release.code_digest.cache_clear()
+    yield copy
+    release.code_digest.cache_clear()
+
+
+def touch_code(path: Path) -> None:
+    path.write_text(path.read_text("utf-8") + "\n# changed\n", "utf-8")
+    release.code_digest.cache_clear()
+
+
+def test_a_changed_check_gives_new_thread_keys(code_copy: Path) -> None:
+    before = thread_key("abstract", "doc")
+    touch_code(code_copy / "checks" / "wording.py")
+    assert thread_key("abstract", "doc") != before
+
+
+def test_a_changed_front_end_leaves_the_thread_keys_alone(code_copy: Path) -> None:
+    before = thread_key("abstract", "doc")
+    touch_code(code_copy / "cli" / "render.py")
+    touch_code(code_copy / "store" / "runs.py")
+    assert thread_key("abstract", "doc") == before
+
+
+def test_changed_decoding_code_misses_the_call_cache(
+    code_copy: Path, tmp_path: Path
+) -> None:
+    client = make_llm("sim", Settings(db=tmp_path / "v.db"))
+    messages = [HumanMessage(content="Summarise.")]
+    before = client._key(messages, None, None)
+    touch_code(code_copy / "nodes" / "abstract" / "checks.py")
+    assert client._key(messages, None, None) == before
+    touch_code(code_copy / "llm" / "copy_guard.py")
+    assert client._key(messages, None, None) != before

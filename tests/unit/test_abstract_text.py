@@ -55,6 +55,45 @@ def test_a_changed_number_unit_or_p_comparison_is_not_supported() -> None:
     assert article.unsupported("IL-8 rose.") == ["8"]
 
 
+def test_numbers_in_words_are_numbers_with_their_value() -> None:
+    values = [
+        (m.text, m.value)
+        for m in number_mentions(
+            "Twenty-five of one hundred and five; 1.2 million, a billion and 3 thousand;"
+            " between two and three; none."
+        )
+    ]
+    assert values == [
+        ("1.2 million", "1200000"),
+        ("3 thousand", "3000"),
+        ("Twenty-five", "25"),
+        ("one hundred and five", "105"),
+        ("a billion", "1000000000"),
+        ("two", "2"),
+        ("three", "3"),
+    ]
+
+
+def test_a_changed_number_word_or_scale_is_not_supported() -> None:
+    article = ArticleNumbers.of(
+        "More than one million babies were born by IVF in 2 centres, 1,200,000 in all."
+    )
+    assert article.unsupported("One billion babies were born by IVF.") == [
+        "One billion"
+    ]
+    assert article.unsupported("A million babies; 1.2 million in two centres.") == []
+    assert article.unsupported("Three centres took part.") == ["Three"]
+    assert article.unsupported("1.2 billion babies.") == ["1.2 billion"]
+
+
+def test_a_plural_scale_is_an_order_of_magnitude() -> None:
+    article = ArticleNumbers.of("Millions of Americans; 2,345 patients; 350 files.")
+    assert [m.value for m in number_mentions("tens of thousands")] == ["1000s"]
+    assert article.unsupported("Billions of Americans are poor.") == ["Billions"]
+    assert article.unsupported("Millions of Americans; thousands of patients.") == []
+    assert article.unsupported("Hundreds of files.") == []
+
+
 def test_number_precision_is_the_share_the_article_gives() -> None:
     article = ArticleNumbers.of(ARTICLE)
     assert number_precision("No numbers here.", article) is None

@@ -19,7 +19,7 @@ ROOT = Path(veriscribe.__file__).parent
 
 LAYERS: list[set[str]] = [
     {"redaction"},  # below the errors, whose messages it cleans
-    {"errors", "settings", "results", "options", "prompts"},
+    {"errors", "settings", "results", "options", "prompts", "release"},
     {"documents"},
     {"store", "checks"},
     {"llm"},

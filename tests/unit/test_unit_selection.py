@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.retrieval.units import (
+    AnswerModel,
     SectionText,
+    answer_odds,
     answer_text,
     choose_units,
+    judge_candidates,
     question_terms,
     score_units,
 )
@@ -169,3 +174,95 @@ def test_how_long_asks_for_a_duration_not_for_the_words_long_and_take() -> None:
     assert {"long", "take"} <= question_terms(
         "Should long-acting opioids take priority?"
     )
+
+
+# Judged selection: a model's "yes" for the best units joins their lexical scores.
+
+EVEN = AnswerModel(bias=-2.0, yes=1.0, coverage=2.0, corpus_coverage=0.0, cut=0.5)
+"""Weights for the tests: the model's log-odds and the coverage in plain view."""
+
+
+def judged_choice(
+    question: str, p_yes: dict[str, float], *sections: SectionText, **kwargs: int
+) -> tuple[list[str], float | None]:
+    scored = score_units(question, sections)
+    candidates = judge_candidates(scored, 8)
+    judged = {(u.key, u.position): p_yes.get(u.text, 0.01) for u in candidates}
+    selection = choose_units(
+        scored,
+        judged=judged,
+        combine=EVEN,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return [unit.text for unit in selection.units], selection.best_odds
+
+
+def test_judge_candidates_are_the_best_by_score_that_are_admitted() -> None:
+    scored = score_units("What dose should opioids be started at?", [DOSING, TAPER])
+    best = sorted(scored, key=lambda u: -u.score)[0]
+    assert judge_candidates(scored, 1)[0] == best
+    others = judge_candidates(scored, 8, admit=lambda u: u != best)
+    assert best not in others
+    assert all(unit.score > 0 for unit in others)
+
+
+def test_a_sentence_the_model_rejects_is_dropped_though_its_words_match() -> None:
+    question = "What dose should opioids be started at and when are they reassessed?"
+    plain, _ = judged_choice(
+        question,
+        {
+            "Start opioids at the lowest effective dose.": 0.9,
+            "Reassess the benefits and harms within four weeks of starting.": 0.9,
+        },
+        DOSING,
+    )
+    assert "Reassess the benefits and harms within four weeks of starting." in plain
+    dropped, _ = judged_choice(
+        question,
+        {
+            "Start opioids at the lowest effective dose.": 0.9,
+            "Reassess the benefits and harms within four weeks of starting.": 0.01,
+        },
+        DOSING,
+    )
+    assert dropped == ["Start opioids at the lowest effective dose."]
+
+
+def test_judged_units_come_best_first_by_their_combined_odds() -> None:
+    question = "What dose should opioids be started at and when are they reassessed?"
+    chosen, _ = judged_choice(
+        question,
+        {
+            "Start opioids at the lowest effective dose.": 0.6,
+            "Reassess the benefits and harms within four weeks of starting.": 0.99,
+        },
+        DOSING,
+    )
+    assert chosen[0] == "Reassess the benefits and harms within four weeks of starting."
+
+
+def test_no_judged_unit_above_the_cut_is_not_found() -> None:
+    # The lexical rule alone answers this question ...
+    assert choose("What dose should opioids be started at?", DOSING, TAPER)
+    # ... but a model that says no to every candidate makes it "not found".
+    chosen, odds = judged_choice("What dose should opioids be started at?", {}, DOSING)
+    assert chosen == []
+    assert odds is not None and odds < EVEN.cut
+
+
+def test_a_model_yes_answers_below_the_lexical_coverage_cut() -> None:
+    question = "Which dose and which laboratory monitoring schedule apply at the start?"
+    assert choose(question, DOSING) == []  # too little of the question's words held
+    chosen, odds = judged_choice(
+        question, {"Start opioids at the lowest effective dose.": 0.99}, DOSING
+    )
+    assert chosen == ["Start opioids at the lowest effective dose."]
+    assert odds is not None and odds >= EVEN.cut
+
+
+def test_the_combined_odds_rise_with_the_model_and_the_coverage() -> None:
+    unit = score_units("What dose should opioids be started at?", [DOSING])[0]
+    low, high = answer_odds(unit, 0.1, EVEN), answer_odds(unit, 0.9, EVEN)
+    assert 0 < low < high < 1
+    wider = dataclasses.replace(unit, coverage=unit.coverage + 0.3)
+    assert answer_odds(wider, 0.1, EVEN) > low

@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W\d_]+")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _OPENING = "'\"“‘([ "
 _CLOSING = "'\"”’)]"
 
@@ -56,7 +57,7 @@ def content_words(text: str) -> list[str]:
     """Return the lower-cased words of ``text`` that carry content (no stop words)."""
     return [
         w
-        for w in (m.group(0).lower() for m in _WORD.finditer(text))
+        for w in map(str.lower, _WORD.findall(text))
         if len(w) > 2 and w not in STOP_WORDS
     ]
 
@@ -75,7 +76,7 @@ def _starts_sentence(paragraph: str, start: int) -> bool:
 
 def _words(text: str) -> Iterator[tuple[re.Match[str], bool]]:
     """Yield each word of ``text`` and whether it starts a sentence."""
-    for paragraph in re.split(r"\n\s*\n", text):
+    for paragraph in _PARAGRAPH_BREAK.split(text):
         for match in _WORD.finditer(paragraph):
             yield match, _starts_sentence(paragraph, match.start())
 
@@ -95,13 +96,17 @@ class CaseIndex:
     @classmethod
     def of(cls, article: str) -> CaseIndex:
         """Index the spellings of an article's words."""
+        # Most words of an article are in lower case, and those need no look at
+        # where their sentence starts: only the others are placed.
         index = cls()
-        for match, initial in _words(article):
-            word = match.group(0)
-            if word.islower():
-                index.lower.add(word)
-            elif not initial:
-                index.capitalised.add(word.lower())
+        lower, capitalised = index.lower, index.capitalised
+        for paragraph in _PARAGRAPH_BREAK.split(article):
+            for match in _WORD.finditer(paragraph):
+                word = match.group(0)
+                if word.islower():
+                    lower.add(word)
+                elif not _starts_sentence(paragraph, match.start()):
+                    capitalised.add(word.lower())
         return index
 
     def only_lower(self, word: str) -> bool:

@@ -44,7 +44,12 @@ app = typer.Typer()
 
 RetrieverOpt = Annotated[
     Retriever,
-    choice("--retriever", Retriever, "How sections are chosen: llm, bm25 or dense."),
+    choice(
+        "--retriever",
+        Retriever,
+        "How sections are chosen: fused (BM25 with heading path, phrases and best "
+        "sentence), llm, bm25 or dense.",
+    ),
 ]
 CitationsOpt = Annotated[
     Citations,
@@ -78,7 +83,8 @@ SelectOpt = Annotated[
         "--select",
         Selection,
         "Constrained answers: scored, the sentences that answer are chosen by their "
-        "score against the question; model, the model chooses them.",
+        "score against the question; judged, the same with the best ones also judged "
+        "by the model (yes/no: does it answer?); model, the model chooses them.",
     ),
 ]
 MaxSentencesOpt = Annotated[
@@ -167,7 +173,7 @@ def ask(
         int | None,
         typer.Option("--limit", min=1, help="With --questions: the first N only."),
     ] = None,
-    retriever: RetrieverOpt = "bm25",
+    retriever: RetrieverOpt = QAOptions.retriever,
     k: Annotated[
         int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
     ] = 3,
@@ -241,7 +247,7 @@ def chat(
         str | None,
         typer.Option("--session", help="Resume the chat with this session id."),
     ] = None,
-    retriever: RetrieverOpt = "bm25",
+    retriever: RetrieverOpt = QAOptions.retriever,
     k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
     candidates: CandidatesOpt = 40,
     no_judge: NoJudgeOpt = False,

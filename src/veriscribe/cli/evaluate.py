@@ -64,6 +64,7 @@ class SupportJudgeName(Enum):
 class RetrieverName(Enum):
     """A retriever ``eval retrieval`` can measure (a ``Retriever``)."""
 
+    fused = "fused"
     bm25 = "bm25"
     dense = "dense"
     llm = "llm"
@@ -406,7 +407,10 @@ def eval_retrieval(
     ],
     retriever: Annotated[
         list[RetrieverName] | None,
-        typer.Option("--retriever", help="bm25, dense and/or llm (repeatable)."),
+        typer.Option(
+            "--retriever",
+            help="fused, bm25, dense and/or llm (repeatable; default fused).",
+        ),
     ] = None,
     k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = (
         "1,3,5,10"
@@ -426,7 +430,7 @@ def eval_retrieval(
     from veriscribe.eval.retrieval import eval_retrieval as evaluate
 
     methods: list[Retriever] = [
-        name.value for name in retriever or [RetrieverName.bm25]
+        name.value for name in retriever or [RetrieverName.fused]
     ]
     cut_offs = parse_cut_offs(k)
     settings = settings_for(model, base_url, endpoint, endpoints_file)

@@ -213,6 +213,13 @@ class GuardedGroup(TyperGroup):
             raise
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except BrokenPipeError:
+            # The reader of the output left (`veriscribe ... | head`): stop quietly,
+            # as other tools do, with stdout on /dev/null so the final flush cannot
+            # fail again.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except VeriscribeError as exc:
             fail(exc.user_message)
         except (Exception, asyncio.CancelledError) as exc:

@@ -38,7 +38,7 @@ async def eval_retrieval(
     corpus: str,
     questions_path: Path,
     *,
-    retrievers: Sequence[Retriever] = ("bm25",),
+    retrievers: Sequence[Retriever] = ("fused",),
     ks: Sequence[int] = DEFAULT_KS,
     limit: int | None = None,
     model: str | None = None,

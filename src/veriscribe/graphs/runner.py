@@ -24,6 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from veriscribe import __version__
 from veriscribe.llm.client import call_scope
 from veriscribe.prompts import prompts_digest
+from veriscribe.release import code_digest
 from veriscribe.results import Usage
 from veriscribe.store import calls
 from veriscribe.store.db import Store
@@ -58,17 +59,29 @@ class ThreadRun:
     seconds: float = 0.0
 
 
+# The front ends, the evaluation wing and the store do not change what a graph returns.
+_NOT_RESULT_CODE = ("cli", "serve", "eval", "store")
+
+
 def thread_key(graph: str, *parts: object, prompts: str | None = None) -> str:
     """Return the id of the thread that does one unit of work of a graph.
 
     Every thread id is made here, from everything that changes what the thread
     returns: the work's own ``parts`` (its input, the job's options, the model's
     identity), a digest of every prompt file of the graph (``prompts`` names the
-    prompt folder when it is not the graph's name), and the veriscribe release, so a
-    new release recomputes rather than reuses its predecessor's results.
+    prompt folder when it is not the graph's name), the veriscribe release, and a
+    digest of the code (:func:`veriscribe.release.code_digest`), so an upgrade whose checks would
+    change a result recomputes rather than reuses its predecessor's results. The
+    model's replies are cached by prompt, so recomputing a finished thread after
+    such a change costs only the calls whose prompts changed.
     """
     blob = json.dumps(
-        [*parts, prompts_digest(prompts or graph), __version__],
+        [
+            *parts,
+            prompts_digest(prompts or graph),
+            __version__,
+            code_digest(skip=_NOT_RESULT_CODE),
+        ],
         sort_keys=True,
         ensure_ascii=False,
         default=str,

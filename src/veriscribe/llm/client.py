@@ -31,6 +31,7 @@ from veriscribe.llm.structured import (
     parse_model,
 )
 from veriscribe.redaction import redact
+from veriscribe.release import code_digest
 from veriscribe.results import Usage
 from veriscribe.settings import LLMSettings
 from veriscribe.store import calls
@@ -314,6 +315,9 @@ class LLM:
         return cache_key(
             *more,
             self.identity,
+            # The decoding code (samplers, grammars, the copy guard) shapes a reply
+            # as much as the prompt: a changed one asks again.
+            code_digest("llm"),
             # The servers of a pool are declared to serve one model: a reply is as
             # good from any of them, and a run resumed with one server fewer (or
             # more) still finds its finished calls.

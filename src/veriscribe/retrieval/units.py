@@ -17,7 +17,11 @@ happens", "how long does it take") are not terms of the question: no sentence of
 answer holds them, and two terms joined by "or" count once, held when either is.
 
 No model is asked: a unit's text is the guideline's own sentence, so the verifier and
-the lexical lane of the judge certify it word for word, and nothing is made up.
+the lexical lane of the judge certify it word for word, and nothing is made up. With
+``judged`` probabilities (a model's scored yes/no "does this sentence answer the
+question?" for the best units by score), the order, the cut and "not found" follow
+`answer_odds`, which weighs the model's "yes" with the coverages; the model still
+only chooses among the certified sentences.
 
 The constants were set on the cpgQA development questions with BM25 retrieval (k = 3)
 and are few on purpose. On the first 100 questions: gold answer recall 0.84, whole gold
@@ -32,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,6 +63,31 @@ QUESTION_FORM_WORDS = frozenset(
     "regard regarding way ways mean means meant".split()
 )
 """Words that ask for the form of an answer, not its content."""
+
+
+@dataclass(frozen=True)
+class AnswerModel:
+    """How a model's "yes" and the lexical coverage combine (see `answer_odds`)."""
+
+    bias: float
+    yes: float
+    """Weight of the model's log-odds of "yes"."""
+    coverage: float
+    corpus_coverage: float
+    cut: float
+    """Combined probability below which a unit is not an answer."""
+
+
+ANSWER_MODEL = AnswerModel(
+    bias=-10.5, yes=1.0, coverage=10.0, corpus_coverage=10.0, cut=0.5
+)
+"""The judged selection's weights: a model with no opinion (P(yes) = 0.5) answers
+when a unit's two coverages sum to 1.05, about where the lexical cuts (0.5 and 0.6)
+lie; each unit of the model's log-odds of "yes" counts as 0.1 of coverage. On the
+bundled 0.5B model the "yes" does not separate answerable from unanswerable
+questions (see the README), so no larger weight could be fitted; a stronger model
+earns one by the same measurement (``bench/qa_quality.py --configs
+constrained/quote/source/judged`` with hold-out and ``bench/questions`` sets)."""
 
 MIN_WORDS = 4
 """Units with fewer words (table headings, labels) are not answers."""
@@ -113,6 +142,8 @@ class Selection:
     best_coverage: float
     candidates: int
     """Units that were scored."""
+    best_odds: float | None = None
+    """The best combined probability of answering, when a model judged the units."""
 
     @property
     def not_found(self) -> bool:
@@ -276,11 +307,16 @@ def choose_units(
     not_found_coverage: float = NOT_FOUND_COVERAGE,
     not_found_corpus_coverage: float = NOT_FOUND_CORPUS_COVERAGE,
     admit: Callable[[UnitScore], bool] | None = None,
+    judged: Mapping[tuple[str, int], float] | None = None,
+    combine: AnswerModel | None = None,
 ) -> Selection:
     """Choose the units that answer, best first, with the list items and follow-ons they need.
 
     ``admit`` may refuse a unit (one the checker would not certify): it is passed
-    over as if it were not there.
+    over as if it were not there. ``judged`` holds a model's probability that a unit
+    answers the question, for the best units by score (see `judge_candidates`): the
+    choice and the not-found cut are then made by ``combine`` (see `answer_odds`)
+    and only judged units are chosen; list items and follow-ons come as before.
     """
     if admit is not None:
         scored = [unit for unit in scored if admit(unit)]
@@ -289,16 +325,53 @@ def choose_units(
     best_coverage = max(unit.coverage for unit in scored)
     best_corpus = max(unit.corpus_coverage for unit in scored)
     ranked = sorted(scored, key=lambda u: (-u.score, -u.coverage))
-    if (
-        best_coverage < not_found_coverage
-        or best_corpus < not_found_corpus_coverage
-        or ranked[0].score <= 0
-    ):
+    if ranked[0].score <= 0:
         return Selection((), best_coverage, len(scored))
-    by_place = {(u.key, u.position): u for u in scored}
+    if judged:
+        return _choose_judged(
+            scored, ranked, judged, combine or ANSWER_MODEL, max_sentences
+        )
+    if best_coverage < not_found_coverage or best_corpus < not_found_corpus_coverage:
+        return Selection((), best_coverage, len(scored))
     cut = ranked[0].score * RELATIVE_CUT
     # A sentence after the first must also hold a fair share of what the best holds.
     least = ranked[0].coverage * RELATIVE_CUT
+    eligible = [u for u in ranked if u.score >= cut and u.coverage >= least]
+    chosen = _with_companions(scored, eligible, max_sentences)
+    return Selection(tuple(chosen), best_coverage, len(scored))
+
+
+def _choose_judged(
+    scored: Sequence[UnitScore],
+    ranked: Sequence[UnitScore],
+    judged: Mapping[tuple[str, int], float],
+    combine: AnswerModel,
+    max_sentences: int,
+) -> Selection:
+    """Choose among the judged units by their combined odds of answering."""
+    best_coverage = max(unit.coverage for unit in scored)
+    odds = {
+        (u.key, u.position): answer_odds(u, judged[(u.key, u.position)], combine)
+        for u in ranked
+        if (u.key, u.position) in judged
+    }
+    if not odds or max(odds.values()) < combine.cut:
+        return Selection((), best_coverage, len(scored), max(odds.values(), default=0))
+    # Best first by the combined odds; a unit below the cut is not an answer, however
+    # well it scores by its words (an off-topic extra sentence is dropped).
+    eligible = sorted(
+        (u for u in ranked if odds.get((u.key, u.position), -1.0) >= combine.cut),
+        key=lambda u: -odds[(u.key, u.position)],
+    )
+    chosen = _with_companions(scored, eligible, max_sentences)
+    return Selection(tuple(chosen), best_coverage, len(scored), max(odds.values()))
+
+
+def _with_companions(
+    scored: Sequence[UnitScore], eligible: Sequence[UnitScore], max_sentences: int
+) -> list[UnitScore]:
+    """Take eligible units in order, each with the list items or follow-on it needs."""
+    by_place = {(u.key, u.position): u for u in scored}
     chosen: list[UnitScore] = []
     taken: set[tuple[str, int]] = set()
 
@@ -307,11 +380,9 @@ def choose_units(
         chosen.append(unit)
 
     picked = 0
-    for unit in ranked:
-        if picked >= max_sentences or unit.score < cut:
+    for unit in eligible:
+        if picked >= max_sentences:
             break
-        if unit.coverage < least:
-            continue
         if (unit.key, unit.position) in taken:
             continue
         take(unit)
@@ -332,4 +403,33 @@ def choose_units(
         ):
             take(following)
             picked += 1
-    return Selection(tuple(chosen), best_coverage, len(scored))
+    return chosen
+
+
+def judge_candidates(
+    scored: Sequence[UnitScore],
+    count: int,
+    admit: Callable[[UnitScore], bool] | None = None,
+) -> list[UnitScore]:
+    """Return the units worth asking a model about: the ``count`` best by score."""
+    if admit is not None:
+        scored = [unit for unit in scored if admit(unit)]
+    ranked = sorted(scored, key=lambda u: (-u.score, -u.coverage))
+    return [unit for unit in ranked[:count] if unit.score > 0]
+
+
+def answer_odds(unit: UnitScore, p_yes: float, model: AnswerModel) -> float:
+    """Return the combined probability that a unit answers the question.
+
+    A logistic model of the model's log-odds of "yes" and the unit's lexical
+    coverage (over the sections read and over the corpus): few parameters, set on
+    development questions (see `ANSWER_MODEL`).
+    """
+    p = min(max(p_yes, 1e-4), 1 - 1e-4)
+    z = (
+        model.bias
+        + model.yes * math.log(p / (1 - p))
+        + model.coverage * unit.coverage
+        + model.corpus_coverage * unit.corpus_coverage
+    )
+    return 1 / (1 + math.exp(-z))

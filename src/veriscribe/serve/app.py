@@ -549,10 +549,11 @@ def add_routes(app: FastAPI, server: Server) -> None:
             articles=[],
             location=f"/v1/runs/{run_id}",
         )
-        if run_id in server.runs:
-            return JSONResponse(accepted.model_dump(), status_code=202)
+        # The store first: a run whose task is still winding down is finished.
         if await run_status(run_id) == "finished":
             accepted.status = "finished"  # nothing to do: its results are in
+            return JSONResponse(accepted.model_dump(), status_code=202)
+        if run_id in server.runs:
             return JSONResponse(accepted.model_dump(), status_code=202)
         ticket = server.admit(server.run_gate)
         try:

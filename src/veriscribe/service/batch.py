@@ -82,8 +82,8 @@ from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 from veriscribe.store.output import ResultsFile, SyncReport
 from veriscribe.store.runs import (
-    Claim,
     Counts,
+    HeldItem,
     NewItem,
     Outcome,
     RunRecord,
@@ -524,21 +524,21 @@ class BatchRunner:
             if done:
                 return
 
-    async def _usage_of_failed(self, claim: Claim) -> Usage:
-        if claim.doc_key is None:
+    async def _usage_of_failed(self, held: HeldItem) -> Usage:
+        if held.doc_key is None:
             return Usage()
-        tid = thread_id(claim.doc_key, self.options, self.llm)
+        tid = thread_id(held.doc_key, self.options, self.llm)
         return await calls.run_thread_usage(self.store, self.run_id, tid)
 
-    async def _process(self, claim: Claim) -> None:
+    async def _process(self, held: HeldItem) -> None:
         started = time.perf_counter()
         article: Article | None = None
         reason: str | None = None
         result: AbstractResult | None = None
         try:
-            if claim.doc_key is None:
-                raise InputError(f"{claim.source}: the article was never stored")
-            article = await get_article(self.store, claim.doc_key)
+            if held.doc_key is None:
+                raise InputError(f"{held.source}: the article was never stored")
+            article = await get_article(self.store, held.doc_key)
             assert self.graph is not None
             result = await run_abstract(
                 self.store,
@@ -546,41 +546,41 @@ class BatchRunner:
                 article,
                 self.options,
                 runner=self.graph,
-                doc_key=claim.doc_key,
+                doc_key=held.doc_key,
                 run_id=self.run_id,
             )
         except VeriscribeError as exc:
             reason = exc.user_message
         except Exception as exc:  # one broken article must not stop the batch
-            log.exception("article %s failed", claim.source)
+            log.exception("article %s failed", held.source)
             reason = redact(f"internal error: {type(exc).__name__}: {exc}")
         seconds = time.perf_counter() - started
         if result is not None:
             line: BatchLine | FailedLine = BatchLine(
-                **{**dict(result), "source": claim.source},
-                attempts=claim.attempts,
+                **{**dict(result), "source": held.source},
+                attempts=held.attempts,
                 run_id=self.run_id,
             )
             outcome = Outcome("done", _dumps(line), seconds, usage=result.usage)
         else:
-            usage = await self._usage_of_failed(claim)
+            usage = await self._usage_of_failed(held)
             line = failure_line(
                 run_id=self.run_id,
-                source=claim.source,
-                article_id=claim.article_id,
+                source=held.source,
+                article_id=held.article_id,
                 reason=reason or "unknown failure",
                 model=self.llm.label,
                 options=self.options,
                 article=article,
                 usage=usage,
                 seconds=seconds,
-                attempts=claim.attempts,
+                attempts=held.attempts,
             )
             outcome = Outcome("failed", _dumps(line), seconds, reason, usage)
         if await runs.finish(
-            self.store, self.run_id, self.worker, claim.item_id, outcome
+            self.store, self.run_id, self.worker, held.item_id, outcome
         ):
-            await self.lines.put((claim.source, outcome.result))
+            await self.lines.put((held.source, outcome.result))
             if outcome.status == "done":
                 self.progress.done += 1
             else:
@@ -595,12 +595,10 @@ class BatchRunner:
             while not self.stopping.is_set():
                 free = self.slots - len(self.tasks)
                 if free > 0:
-                    claims = await runs.claim(
-                        self.store, self.run_id, self.worker, free
-                    )
-                    for claim in claims:
-                        self.tasks.add(asyncio.create_task(self._process(claim)))
-                    if not claims and not self.tasks:
+                    held = await runs.claim(self.store, self.run_id, self.worker, free)
+                    for item in held:
+                        self.tasks.add(asyncio.create_task(self._process(item)))
+                    if not held and not self.tasks:
                         # Nothing pending: take over claims of dead workers, if any.
                         if await runs.reclaim(self.store, self.run_id, self.lease_s):
                             continue
@@ -609,7 +607,7 @@ class BatchRunner:
                         # Other workers hold the rest: wait, in case one of them dies.
                         await asyncio.wait({stop_wait}, timeout=self.wait_s)
                         continue
-                    if claims:
+                    if held:
                         self._report()
                 finished, _ = await asyncio.wait(
                     {*self.tasks, stop_wait}, return_when=asyncio.FIRST_COMPLETED

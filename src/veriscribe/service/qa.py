@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,14 @@ from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.answer import is_not_found
+from veriscribe.nodes.qa.present import result_of
 from veriscribe.nodes.qa.state import QADeps, QAState, Turn, turn_input
 from veriscribe.options import JudgeMethod, QAOptions
 from veriscribe.results import (
     AnswerOptions,
     CheckedAnswer,
     Citation,
+    GraphAnswer,
     QuestionFailure,
     QuestionSetAnswer,
     QuestionSetSummary,
@@ -58,6 +61,17 @@ def _answered(values: Mapping[str, Any]) -> bool:
     return bool(stored) and not stored.get("error")
 
 
+@dataclass(frozen=True)
+class ThreadAnswer:
+    """A thread's checked answer, and what only the service knows of its run."""
+
+    answer: GraphAnswer
+    thread_id: str
+    reused: bool
+    usage: Usage
+    seconds: float
+
+
 async def run_thread(
     graph: GraphRunner,
     deps: QADeps,
@@ -66,7 +80,7 @@ async def run_thread(
     *,
     reuse: bool = True,
     on_stage: OnStage | None = None,
-) -> dict[str, Any]:
+) -> ThreadAnswer:
     """Run one question (or answer check) on a thread; resume or reuse what it holds.
 
     An interrupted run of the same question resumes from its last checkpoint; with
@@ -81,20 +95,23 @@ async def run_thread(
         max_concurrency=deps.llm.settings.concurrency if deps.llm else None,
         on_update=on_stage,
     )
-    result = dict(run.values.get("result") or {})
-    result["thread_id"] = thread_id
-    result["reused"] = run.reused
-    result["usage"] = await graph.usage(run)
-    result["seconds"] = round(run.seconds, 3)
-    return result
+    answer = result_of(run.values)
+    if answer is None:
+        raise RuntimeError(f"the thread {thread_id} ended without an answer")
+    usage = await graph.usage(run)
+    return ThreadAnswer(answer, thread_id, run.reused, usage, round(run.seconds, 3))
 
 
 def _checked(
-    result: dict[str, Any], corpus: str, options: QAOptions, llm: LLM | None
+    made: ThreadAnswer, corpus: str, options: QAOptions, llm: LLM | None
 ) -> CheckedAnswer:
-    """Return a thread's result as the checked answer, with what made it."""
+    """Return a thread's answer as the checked answer, with what made it."""
     return CheckedAnswer(
-        **result,
+        **dict(made.answer),
+        thread_id=made.thread_id,
+        reused=made.reused,
+        usage=made.usage,
+        seconds=made.seconds,
         corpus=corpus,
         model=llm.label if llm else None,
         options=AnswerOptions.model_validate(
@@ -256,15 +273,9 @@ class ChatSession:
             session = cls(
                 store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8]
             )
-            saved = await graph.state(session.thread_id)
-            if saved.get("result"):
-                last = {
-                    **saved["result"],
-                    "thread_id": session.thread_id,
-                    "reused": True,
-                    "usage": Usage(),
-                    "seconds": 0.0,
-                }
+            saved = result_of(await graph.state(session.thread_id))
+            if saved is not None:
+                last = ThreadAnswer(saved, session.thread_id, True, Usage(), 0.0)
                 session.last = _checked(last, corpus, deps.options, llm)
             yield session
 

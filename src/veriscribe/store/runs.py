@@ -80,7 +80,7 @@ class NewItem:
 
 
 @dataclass(frozen=True)
-class Claim:
+class HeldItem:
     """An item a worker now holds."""
 
     item_id: str
@@ -323,7 +323,7 @@ async def reclaim(store: Store, run_id: str, lease_s: float) -> int:
     return max(reclaimed, 0)
 
 
-async def claim(store: Store, run_id: str, worker: str, limit: int) -> list[Claim]:
+async def claim(store: Store, run_id: str, worker: str, limit: int) -> list[HeldItem]:
     """Atomically move up to ``limit`` pending items to ``running`` for a worker."""
     if limit <= 0:
         return []
@@ -333,7 +333,7 @@ async def claim(store: Store, run_id: str, worker: str, limit: int) -> list[Clai
     )
     # RETURNING gives rows in no promised order: keep the queue's order.
     ordered = sorted(rows, key=lambda r: (-r[5], r[6]))
-    return [Claim(r[0], r[1], r[2], r[3], r[4]) for r in ordered]
+    return [HeldItem(r[0], r[1], r[2], r[3], r[4]) for r in ordered]
 
 
 async def heartbeat(store: Store, run_id: str, worker: str) -> None:

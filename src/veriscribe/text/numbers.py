@@ -11,6 +11,14 @@ when the abstract gives one (``25 mg`` is not ``25 µg``; an article number with
 unit supports any unit, since "18 and 25%" gives both), and a P value needs the same
 comparison (``P < 0.05`` is not ``P = 0.05``). Digits inside a name (``IL-6``,
 ``COVID-19``) are numbers too: a changed name number is as wrong as a changed result.
+
+Numbers written in words are numbers too, with their value: ``twenty-five`` is ``25``,
+``one million`` and ``a million`` are ``1000000``, and a scale word after digits
+multiplies them (``1.2 million`` is ``1200000``), so "one billion" is not supported by
+an article that says "one million", while "two" is by one that writes "2". A plural
+scale without a count ("millions of", "tens of thousands") states an order of
+magnitude: the article supports it with the same words or with any number of that
+order ("thousands" by "2,345"), and "billions of" is not "millions of".
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 
 __all__ = [
     "ArticleNumbers",
@@ -74,6 +83,34 @@ _METRIC = re.compile(
     r"(?:/[a-zµμ]+)?$"
 )
 _OPS = {"≤": "<=", "≥": ">=", "=<": "<=", "=>": ">="}
+_SMALL = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    word: 10 * value
+    for value, word in enumerate(
+        "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2
+    )
+}
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_NUMBER_WORD = "|".join([*_SMALL, *_TENS, "hundred", *_SCALES])
+# "and" joins a count to a scale ("one hundred and five"), not two numbers ("two and three").
+_AFTER_SCALE = "(?:" + "|".join(f"(?<={word})" for word in ["hundred", *_SCALES]) + ")"
+_WORD_RUN = re.compile(
+    rf"\b(?:(?P<article>an?)\s+(?=(?:hundred|{'|'.join(_SCALES)})\b))?"
+    rf"(?P<run>(?:{_NUMBER_WORD})(?:(?:[\s-]+|{_AFTER_SCALE}\s+and\s+)(?:{_NUMBER_WORD}))*)\b",
+    re.IGNORECASE,
+)
+_DIGITS_BEFORE = re.compile(r"\d\s*$")
+_PLURAL_SCALE = re.compile(
+    r"\b(?P<scale>hundred|" + "|".join(_SCALES) + r")s\b", re.IGNORECASE
+)
+_ORDER = "s"
+"""The suffix of an order-of-magnitude value: ``1000000s`` is "millions"."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +137,48 @@ def _value(raw: str, sign: str | None) -> str:
     return f"-{value}" if sign else value
 
 
+def _scaled(value: str, scale: int) -> str:
+    try:
+        return _plain(Decimal(value) * scale)
+    except InvalidOperation:
+        return value
+
+
+def _plain(number: Decimal) -> str:
+    return format(number.normalize(), "f")
+
+
+def _word_value(run: str) -> int:
+    """Return the value of a run of number words ("one hundred and twenty-five")."""
+    total = current = 0
+    for word in re.split(r"[\s-]+", run.lower()):
+        if word in _SMALL:
+            current += _SMALL[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word in _SCALES:
+            total += max(current, 1) * _SCALES[word]
+            current = 0
+    return total + current
+
+
+def _word_mentions(plain: str) -> list[NumberMention]:
+    mentions = []
+    for match in _WORD_RUN.finditer(plain):
+        run = match["run"]
+        first = run.split()[0].split("-")[0].lower()
+        if first in _SCALES or first == "hundred":
+            if _DIGITS_BEFORE.search(plain[: match.start()]):
+                continue  # "1.2 million": read with its digits
+        mentions.append(NumberMention(text=match.group(0), value=str(_word_value(run))))
+    for match in _PLURAL_SCALE.finditer(plain):
+        scale = _SCALES.get(match["scale"].lower(), 100)
+        mentions.append(NumberMention(text=match.group(0), value=f"{scale}{_ORDER}"))
+    return mentions
+
+
 def _unit(raw: str | None) -> str:
     if not raw:
         return ""
@@ -119,18 +198,20 @@ def number_mentions(text: str) -> list[NumberMention]:
         p_spans[match.start("value")] = op
     for match in _NUMBER.finditer(plain):
         start = match.start("value")
-        unit = _unit(match["unit"])
+        value = _value(match["value"], match["sign"])
+        scale = _SCALES.get((match["unit"] or "").lower())
+        unit = "" if scale else _unit(match["unit"])
         mentions.append(
             NumberMention(
                 text=match.group(0).strip()
-                if unit
+                if unit or scale
                 else plain[match.start() : match.end("value")],
-                value=_value(match["value"], match["sign"]),
+                value=_scaled(value, scale) if scale else value,
                 unit=unit,
                 p_op=p_spans.get(start, ""),
             )
         )
-    return mentions
+    return mentions + _word_mentions(plain)
 
 
 @dataclass
@@ -160,10 +241,23 @@ class ArticleNumbers:
         """Tell whether the article states this number (unit and P comparison too)."""
         units = self.units.get(mention.value)
         if units is None:
-            return False
+            return mention.value.endswith(_ORDER) and self._of_order(mention.value)
         if mention.p_op:
             return (mention.p_op, mention.value) in self.p_values
         return not mention.unit or mention.unit in units or "" in units
+
+    def _of_order(self, order: str) -> bool:
+        """Tell whether the article gives a number of this order of magnitude."""
+        low = int(order.removesuffix(_ORDER))
+        high = low * (10 if low == 100 else 1000)
+        for value in self.units:
+            try:
+                number = float(value)
+            except ValueError:
+                continue
+            if low <= abs(number) < high:
+                return True
+        return False
 
     def unsupported(self, text: str) -> list[str]:
         """Return the mentions of ``text`` the article does not state."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -45,8 +46,10 @@ from veriscribe.prompts import load_prompt
 from veriscribe.retrieval.units import (
     SectionText,
     Selection,
+    UnitScore,
     answer_text,
     choose_units,
+    judge_candidates,
     score_units,
 )
 from veriscribe.store.corpora import SectionRow
@@ -231,13 +234,20 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
         return {"answer": NOT_FOUND_ANSWER, "not_found": True, "read_set": []}
     ordered = [rows[key] for key in keys if key in rows]
     selection = None
-    if options.citations == "constrained" and options.select == "scored":
+    if options.citations == "constrained" and options.select != "model":
         index = await deps.bm25(corpus)
-        selection = select_units(
-            state["question"], ordered, options.max_sentences, index.idf
+        judge = None
+        if options.select == "judged":
+            judge = UnitJudge(deps.model(), state["question"], options.judged_units)
+        selection = await select_units(
+            state["question"], ordered, options.max_sentences, index.idf, judge
         )
         if selection.not_found or options.wording == "source":
-            return scored_answer(state, ordered, selection)
+            found = scored_answer(state, ordered, selection)
+            if judge is not None:
+                prompt_id = load_prompt("qa", "select_yesno").id
+                found["prompt_ids"] = [*state.get("prompt_ids", []), prompt_id]
+            return found
     llm = deps.model()
     by_id = options.citations == "constrained" and options.cite_by == "id"
     name = (
@@ -312,25 +322,66 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
     }
 
 
-def select_units(
+@dataclass(frozen=True)
+class UnitJudge:
+    """Asks the model, for the best units by score, "does this sentence answer?"."""
+
+    llm: LLM
+    question: str
+    count: int
+
+    async def __call__(
+        self, units: Sequence[UnitScore]
+    ) -> dict[tuple[str, int], float]:
+        """Return each unit's probability of "yes", by its place.
+
+        The prompts differ only after the question, so the embedded model reads the
+        shared start once. A unit the model gives no usable answer for is left out
+        (it is then not chosen).
+        """
+        prompt = load_prompt("qa", "select_yesno")
+        found: dict[tuple[str, int], float] = {}
+        for unit in units:
+            try:
+                reply = await self.llm.choice_probs(
+                    prompt.id,
+                    prompt.render(
+                        question=self.question, sentence=answer_text(unit.text)
+                    ),
+                    ("yes", "no"),
+                )
+            except StructuredOutputError:
+                continue
+            found[(unit.key, unit.position)] = reply.value.get("yes", 0.0)
+        return found
+
+
+async def select_units(
     question: str,
     sections: Sequence[SectionRow],
     max_sentences: int,
     corpus_idf: Callable[[str], float] | None = None,
+    judge: UnitJudge | None = None,
 ) -> Selection:
     """Score the quotable units of the sections read and choose those that answer.
 
     ``corpus_idf`` weighs the question's terms over the whole corpus for the
-    not-found cut (see `veriscribe.retrieval.units`).
+    not-found cut (see `veriscribe.retrieval.units`). With a ``judge``, the model's
+    "yes" for the best units joins their lexical scores in the choice and the cut;
+    it only chooses among sentences the checker certifies, and certifies nothing.
     """
     texts = [SectionText(s.key, s.title, s.text) for s in sections]
     by_key = {s.key: s.text for s in sections}
-    return choose_units(
-        score_units(question, texts, corpus_idf),
-        max_sentences=max_sentences,
+
+    def admit(unit: UnitScore) -> bool:
         # Only a sentence the checker will certify is shown as an answer.
-        admit=lambda unit: self_certifies(answer_text(unit.text), by_key[unit.key]),
-    )
+        return self_certifies(answer_text(unit.text), by_key[unit.key])
+
+    scored = score_units(question, texts, corpus_idf)
+    judged = None
+    if judge is not None:
+        judged = await judge(judge_candidates(scored, judge.count, admit))
+    return choose_units(scored, max_sentences=max_sentences, admit=admit, judged=judged)
 
 
 def scored_answer(
@@ -345,10 +396,15 @@ def scored_answer(
     base = {"read_set": read, "notes": list(state.get("notes", []))}
     if selection.not_found:
         nearest = ", ".join(read[:3]) or "none"
+        judged = (
+            ""
+            if selection.best_odds is None
+            else f"; best judged odds of answering {selection.best_odds:.2f}"
+        )
         base["notes"].append(
             f"not found: no sentence of the sections read covers enough of the "
-            f"question (best {selection.best_coverage:.2f} of its terms; nearest "
-            f"sections: {nearest})"
+            f"question (best {selection.best_coverage:.2f} of its terms{judged}; "
+            f"nearest sections: {nearest})"
         )
         return {
             **base,

@@ -31,7 +31,17 @@ from veriscribe.nodes.qa.state import (
     Turn,
 )
 from veriscribe.prompts import load_prompt
-from veriscribe.results import COMPLIANT_TIERS, TIERS, ClaimStatus
+from veriscribe.results import (
+    COMPLIANT_TIERS,
+    TIERS,
+    Claim,
+    ClaimCitation,
+    ClaimStatus,
+    GraphAnswer,
+    RecoveredFrom,
+    Retrieval,
+)
+from veriscribe.results import Citation as AnswerCitation
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
 
@@ -176,8 +186,47 @@ def branch_prompts(state: QAState) -> set[str]:
     return used
 
 
-def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
-    """Return the public result of one checked answer (SPEC ``ask`` fields)."""
+def _claim_result(
+    claim: ClaimInfo, by_index: Mapping[int, Citation], numbers: Mapping[int, int]
+) -> Claim:
+    recovered = claim["recovered"]
+    return Claim(
+        text=claim["text"],
+        status=claim["status"],
+        verdict=claim["verdict"],
+        votes=claim["votes"],
+        shortfall=claim["shortfall"],
+        judged_by=claim["judged_by"],
+        score=claim["score"],
+        citations=[
+            ClaimCitation(
+                n=numbers[i],
+                doc_id=by_index[i]["doc_id"],
+                section_id=by_index[i]["section_id"],
+                quote=by_index[i]["quote"],
+                tier=by_index[i]["tier"],
+                source=by_index[i]["source"],
+                page=by_index[i].get("page"),
+            )
+            for i in claim["citations"]
+        ],
+        recovered_quote=recovered["quote"] if recovered else None,
+        recovered_from=(
+            RecoveredFrom(
+                doc_id=recovered["doc_id"],
+                section_id=recovered["section_id"],
+                tier=recovered["tier"],
+                page=recovered.get("page"),
+            )
+            if recovered
+            else None
+        ),
+        note=claim["note"],
+    )
+
+
+def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> GraphAnswer:
+    """Return the checked answer of a finished run (SPEC ``ask`` fields)."""
     citations = state.get("citations", [])
     numbers = number_citations(citations)
     by_index = {c["index"]: c for c in citations}
@@ -195,88 +244,61 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> dict[str, Any]:
     failed = state.get("failure") or None
     sentences = state.get("sentences", [])
     not_checked = [s["text"] for s in sentences if not s["claim"]]
-    checked = bool(claims)
-    if not checked and not state.get("not_found") and not failed:
+    if not claims and not state.get("not_found") and not failed:
         notes.append("no claim of this answer was checked")
     funnel["not_checked"] = len(not_checked)
-    return {
-        "question": state.get("question", ""),
-        "answer": answer,
-        "answer_numbered": numbered,
-        "not_found": bool(state.get("not_found", False)),
-        "error": failed,
-        "claims": [
-            {
-                "text": claim["text"],
-                "status": claim["status"],
-                "verdict": claim["verdict"],
-                "votes": claim["votes"],
-                "shortfall": claim["shortfall"],
-                "judged_by": claim["judged_by"],
-                "score": claim["score"],
-                "citations": [
-                    {
-                        "n": numbers[i],
-                        "doc_id": by_index[i]["doc_id"],
-                        "section_id": by_index[i]["section_id"],
-                        "quote": by_index[i]["quote"],
-                        "tier": by_index[i]["tier"],
-                        "source": by_index[i]["source"],
-                        "page": by_index[i].get("page"),
-                    }
-                    for i in claim["citations"]
-                ],
-                "recovered_quote": (
-                    claim["recovered"]["quote"] if claim["recovered"] else None
-                ),
-                "recovered_from": (
-                    {
-                        "doc_id": claim["recovered"]["doc_id"],
-                        "section_id": claim["recovered"]["section_id"],
-                        "tier": claim["recovered"]["tier"],
-                        "page": claim["recovered"].get("page"),
-                    }
-                    if claim["recovered"]
-                    else None
-                ),
-                "note": claim["note"],
-            }
-            for claim in claims
-        ],
-        "citations": [
-            {
-                "n": numbers[c["index"]],
-                "doc_id": c["doc_id"],
-                "section_id": c["section_id"],
-                "quote": c["quote"],
-                "tier": c["tier"],
-                "span": c["span"],
-                "source": c["source"],
-                "note": c["note"],
-                "page": c.get("page"),
-            }
+    retrieval = state.get("retrieval") or {"method": "", "candidates": 0, "notes": []}
+    return GraphAnswer(
+        question=state.get("question", ""),
+        answer=answer,
+        answer_numbered=numbered,
+        not_found=bool(state.get("not_found", False)),
+        error=failed,
+        claims=[_claim_result(claim, by_index, numbers) for claim in claims],
+        citations=[
+            AnswerCitation(
+                n=numbers[c["index"]],
+                doc_id=c["doc_id"],
+                section_id=c["section_id"],
+                quote=c["quote"],
+                tier=c["tier"],
+                span=c["span"],
+                source=c["source"],
+                note=c["note"],
+                page=c.get("page"),
+            )
             for c in citations
         ],
-        "not_checked": not_checked,
-        "checked_claims": len(claims),
-        "read_set": list(state.get("read_set", [])),
-        "retrieval": dict(state.get("retrieval", {})),
-        "funnel": funnel,
-        "metrics": values,
-        "sentences": len(state.get("sentences", [])),
-        "notes": notes,
-        "prompt_ids": sorted(set(state.get("prompt_ids", [])) | branch_prompts(state)),
-    }
+        not_checked=not_checked,
+        checked_claims=len(claims),
+        read_set=list(state.get("read_set", [])),
+        retrieval=Retrieval.model_validate(dict(retrieval)),
+        funnel=funnel,
+        metrics=values,
+        sentences=len(sentences),
+        notes=notes,
+        prompt_ids=sorted(set(state.get("prompt_ids", [])) | branch_prompts(state)),
+    )
+
+
+def result_of(values: Mapping[str, Any]) -> GraphAnswer | None:
+    """Return the checked answer a thread's state holds, or None before it has one."""
+    stored = values.get("result")
+    return GraphAnswer.model_validate(stored) if stored else None
 
 
 async def present(state: QAState) -> dict[str, Any]:
     """Assemble the checked answer; a chat turn also goes into the history."""
     claims = merge_recoveries(state.get("claims", []), state.get("recoveries", []))
     result = assemble(state, claims)
-    update: dict[str, Any] = {"claims": claims, "result": result}
+    # The state keeps the result as its JSON object: checkpoints hold plain data.
+    update: dict[str, Any] = {
+        "claims": claims,
+        "result": result.model_dump(mode="json"),
+    }
     if state.get("mode", "ask") == "ask":
         written = state.get("answer_sentences", [])
-        text = prose(written) if written else plain_answer(result["answer"])
+        text = prose(written) if written else plain_answer(result.answer)
         turn = Turn(question=state.get("question", ""), answer=text)
         update["history"] = [*state.get("history", []), turn]
     return update

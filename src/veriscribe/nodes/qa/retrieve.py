@@ -1,4 +1,4 @@
-"""retrieve: choose the sections to read (the model from summaries, BM25, or dense)."""
+"""retrieve: choose the sections to read (fused BM25, the model from summaries, BM25, dense)."""
 
 from __future__ import annotations
 
@@ -153,7 +153,10 @@ async def choose_sections(state: QAState, deps: QADeps) -> dict[str, Any]:
         if not keys:
             method = "bm25"
             notes.append("fell back to BM25")
-    if method == "bm25":
+    if method == "fused":
+        fused = await deps.fused(corpus)
+        keys = [key for key, _ in fused.search(state["question"], options.k)]
+    elif method == "bm25":
         keys = [
             key
             for key, _ in (await deps.bm25(corpus)).search(state["question"], options.k)

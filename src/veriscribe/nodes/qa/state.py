@@ -16,6 +16,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.options import QAOptions
 from veriscribe.results import ClaimStatus, Shortfall, Tier, Verdict
 from veriscribe.retrieval.bm25 import BM25Index
+from veriscribe.retrieval.fused import FusedIndex, section_docs
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow
 from veriscribe.store.db import Store
@@ -87,6 +88,21 @@ class QADeps:
                 [row.key for row in rows], [f"{row.title}\n{row.text}" for row in rows]
             )
         index: BM25Index = self._indexes[name]
+        return index
+
+    async def fused(self, corpus: str) -> FusedIndex:
+        """Return the default retriever's index over the corpus's sections, cached."""
+        name = f"fused:{corpus}"
+        if name not in self._indexes:
+            titles = {
+                doc.doc_id: doc.title
+                for doc in await corpora.documents(self.store, corpus)
+            }
+            found = section_docs(await self.all_sections(corpus), titles)
+            if not found:
+                raise ConfigError(f"corpus {corpus!r} has no sections with text")
+            self._indexes[name] = FusedIndex(found)
+        index: FusedIndex = self._indexes[name]
         return index
 
     async def dense(self, corpus: str) -> DenseIndex:

@@ -1,0 +1,173 @@
+"""Tests for the default section retriever (BM25 with context, phrases and best unit)."""
+
+from __future__ import annotations
+
+import pytest
+
+from veriscribe.retrieval.bm25 import BM25Index
+from veriscribe.retrieval.fused import (
+    BACK_MATTER,
+    FusedIndex,
+    SectionDoc,
+    pairs,
+    section_docs,
+)
+from veriscribe.store.corpora import SectionRow
+
+
+def doc(key: str, text: str, *, title: str = "", context: str = "") -> SectionDoc:
+    return SectionDoc(key=key, context=context, title=title, text=text)
+
+
+def bm25_top(sections: list[SectionDoc], query: str) -> str:
+    index = BM25Index().build(
+        [s.key for s in sections], [f"{s.title}\n{s.text}" for s in sections]
+    )
+    return index.search(query, 1)[0][0]
+
+
+def fused_top(sections: list[SectionDoc], query: str) -> str:
+    return FusedIndex(sections).search(query, 1)[0][0]
+
+
+def test_pairs_are_adjacent_stems() -> None:
+    assert pairs(["overdos", "educ", "naloxon"]) == ["overdos_educ", "educ_naloxon"]
+    assert pairs(["one"]) == []
+
+
+def test_the_section_holding_the_phrase_wins_over_the_words_apart() -> None:
+    sections = [
+        doc("apart", "Provide education on overdose."),
+        doc(
+            "phrase",
+            "Provide overdose education to patients.",
+        ),
+        doc("other", "Naloxone kits are stocked in every clinic pharmacy."),
+    ]
+    question = "Whom to provide overdose education?"
+    assert bm25_top(sections, question) == "apart"  # the shorter section
+    assert fused_top(sections, question) == "phrase"
+
+
+def test_the_document_title_and_headings_pick_the_guideline() -> None:
+    sections = [
+        doc(
+            "neck:psych",
+            "Psychological treatment should start within six weeks.",
+            title="Psychological treatment",
+            context="Management of neck pain\nTherapeutic procedures",
+        ),
+        doc(
+            "headache:psych",
+            "Psychological treatment may start when the pain persists.",
+            title="Psychological treatment",
+            context="Management of headache\nTherapeutic procedures",
+        ),
+        doc(
+            "neck:title",
+            "Management of neck pain in workers.",
+            title="Guideline title",
+            context="Management of neck pain\nGeneral",
+        ),
+    ]
+    question = "When should psychological treatment start for neck pain?"
+    assert bm25_top(sections, question) == "headache:psych"
+    assert fused_top(sections, question) == "neck:psych"
+
+
+def test_the_best_sentence_lifts_a_long_section() -> None:
+    filler = " ".join(
+        f"Clinic note {n} covers scheduling, staffing and records." for n in range(4)
+    )
+    sections = [
+        doc("long", f"{filler} Taper slowly when the daily dose is high. {filler}"),
+        doc("short", "A high fever is treated first; the dose is taken daily."),
+        doc("other", "Staffing of the clinic is reviewed yearly."),
+    ]
+    question = "Taper when the daily dose is high?"
+    assert bm25_top(sections, question) == "short"
+    assert fused_top(sections, question) == "long"
+
+
+def test_no_shared_word_finds_nothing() -> None:
+    index = FusedIndex([doc("a", "Statins lower cholesterol."), doc("b", "")])
+    assert index.search("zebra crossings", 5) == []
+    assert index.search("statins", 0) == []
+    assert [key for key, _ in index.search("statins", 5)] == ["a"]
+
+
+def test_keys_must_be_unique_and_present() -> None:
+    with pytest.raises(ValueError, match="unique"):
+        FusedIndex([doc("a", "x"), doc("a", "y")])
+    with pytest.raises(ValueError, match="no sections"):
+        FusedIndex([])
+
+
+def row(section_id: str, title: str, parent: str | None, chars: int) -> SectionRow:
+    return SectionRow(
+        doc_id="g",
+        section_id=section_id,
+        position=0,
+        number="",
+        title=title,
+        parent=parent,
+        children=[],
+        level=1,
+        chars=chars,
+        summary=None,
+        summary_source=None,
+        text="t" * chars,
+    )
+
+
+def test_section_docs_carry_the_document_title_and_heading_path() -> None:
+    rows = [
+        row("recs", "Recommendations", None, 0),
+        row("recs/diet", "Diet", "recs", 10),
+        row("recs/diet/salt", "Salt", "recs/diet", 5),
+    ]
+    found = section_docs(rows, {"g": "Hypertension guideline"})
+    assert [(s.key, s.context, s.title) for s in found] == [
+        ("g:recs/diet", "Hypertension guideline\nRecommendations", "Diet"),
+        ("g:recs/diet/salt", "Hypertension guideline\nRecommendations\nDiet", "Salt"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["References", "Bibliography", "Appendix L: Abbreviations", "Abbreviation List"],
+)
+def test_back_matter_titles(title: str) -> None:
+    assert BACK_MATTER.match(title)
+
+
+@pytest.mark.parametrize("title", ["Diet", "Referral to a specialist", "Abbreviated"])
+def test_other_titles_are_not_back_matter(title: str) -> None:
+    assert not BACK_MATTER.match(title)
+
+
+def test_a_reference_list_does_not_win_by_one_cited_title() -> None:
+    references = "\n".join(
+        [
+            "Smith J. Dietary approaches to lower high blood pressure. BMJ. 2001.",
+            *(
+                f"Author {n}. A trial of statins in older adults. 2010."
+                for n in range(8)
+            ),
+        ]
+    )
+    body = "Offer the DASH diet. Review the plan at each visit. " * 2
+    sections = [
+        doc("refs", references, title="References"),
+        doc("diet", body, title="Dietary modifications"),
+        doc("salt", "Reduce salt intake in all adults.", title="Sodium"),
+    ]
+    question = "Which diet is recommended for high blood pressure?"
+    assert fused_top(sections, question) == "diet"
+    as_body = [doc("refs", references, title="Cited works"), *sections[1:]]
+    assert fused_top(as_body, question) == "refs"
+
+
+def test_a_corpus_of_back_matter_alone_is_searched_by_section() -> None:
+    index = FusedIndex([doc("r", "Smith J. Statins. 2001.", title="References")])
+    assert [key for key, _ in index.search("statins", 3)] == ["r"]
