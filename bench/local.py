@@ -17,12 +17,11 @@ For each it prints articles per hour (wall time of the whole batch: reading, gra
 model, output), prompt and output tokens per article, and the abstracts' trigram
 novelty, extractive fragment density and coverage against the article body (Grusky et
 al.; means over articles), then claim support: every abstract sentence judged against
-its article by the cited-answer support judge on the bundled 0.5B model
-(``eval/support.py``). ``support`` is the share fully supported (with the
-bundled model's judge, only a sentence that restates the article word for word is),
-``lenient`` the share at least partially supported (the judge's yes probability of 0.2
-or more); both are printed, and the last line's ``support`` is the lenient one,
-because the strict one cannot tell a faithful paraphrase from an unfaithful one here.
+its article by the judge ``eval abstracts --support`` uses (``eval/support.py``: the
+one with the best accuracy measured on held-out abstract pairs whose model is
+installed; its name is printed). ``support`` is the share fully supported, ``lenient``
+the share at least partially supported; both are printed, and the last line's
+``support`` is the strict one.
 
 A second table gives what a reader notices first (``metrics/abstract_quality.py``),
 against the default asked length of 250 words whatever the pipeline: words (mean,
@@ -192,7 +191,9 @@ async def judge(
     bodies = {str(path.resolve()): article.body for path, article in articles}
     bodies |= {str(path): article.body for path, article in articles}
     settings = settings_for(work / "judge.sqlite", 1)
-    async with support_checker(settings, "local") as checker:
+    async with support_checker(settings) as checker:
+        judge = checker.describe()
+        print(f"support judge: {judge['judge']} (accuracy {judge['judge_accuracy']})")
         for outcome in outcomes:
             full = lenient = total = 0
             for source, text in outcome.abstracts.items():
@@ -314,7 +315,7 @@ async def main() -> None:
     print(
         f"articles_per_hour={new.per_hour(len(articles)):.2f} speedup={speedup:.2f} "
         f"novelty={s['trigram_novelty']:.3f} density={s['density']:.2f} "
-        f"support={s.get('lenient', float('nan')):.3f} "
+        f"support={s.get('support', float('nan')):.3f} "
         f"words={s['words_mean']:.0f} within={s['within_length']:.2f} "
         f"echoes={s['guidance_echoes']:.0f} case={s['case_changes']:.0f} "
         f"numbers={s['number_precision']:.3f}"

@@ -184,6 +184,9 @@ def eval_abstracts(s: str) -> dict[str, Any]:
         "notes": [s],
         "support": {
             "model": s,
+            "judge": s,
+            "judge_accuracy": 0.9,
+            "judge_accuracy_pairs": 100,
             "samples": 3,
             "evidence_sentences": 5,
             "calibration": {"sentences": 4, "fully_supported": 3},
@@ -311,6 +314,24 @@ def judge(s: str) -> dict[str, Any]:
     }
 
 
+def abstract_judge(s: str) -> dict[str, Any]:
+    found = {
+        "accuracy": 0.9,
+        "accuracy_tune": 0.8,
+        "cut": None,
+        "roc_auc": None,
+        "by_kind": {"test": {s: 0.5}},
+    }
+    return {
+        "pairs": 2,
+        "articles": 1,
+        "kinds": {s: 2},
+        "splits": {"test": 2},
+        "model": s,
+        "methods": {s: found},
+    }
+
+
 # ------------------------------------------------------------------ the render calls
 
 
@@ -398,6 +419,9 @@ SHOWS_TEXT: dict[str, Call] = {
         c, fill(QuestionSetSummary, s)
     ),
     "judge_eval_report": lambda c, s: render.judge_eval_report(c, judge(s)),
+    "abstract_judge_report": lambda c, s: render.abstract_judge_report(
+        c, abstract_judge(s)
+    ),
 }
 """Render calls that show the untrusted text they are given."""
 

@@ -60,7 +60,12 @@ def test_abstract_on_real_article_with_embedded_model(
 def test_claim_support_with_the_embedded_judge(
     shared_data: Path, local_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The support check on real text: Lead-2 sentences judged, the judge checked."""
+    """The support check on real text: Lead-2 sentences judged, the judge checked.
+
+    The hybrid judge on the embedded model: the checks, then the model's yes/no
+    probability for what they pass (a Lead sentence restates the article, so it
+    reaches the model).
+    """
     monkeypatch.setenv("VERISCRIBE_DB", str(tmp_path / "e2e.sqlite"))
     path = shared_data / "articles" / "jats" / "plos__journal.pone.0008519.xml"
     lead = tmp_path / "lead.jsonl"
@@ -69,6 +74,7 @@ def test_claim_support_with_the_embedded_judge(
     )
     assert made.exit_code == 0, made.output
     args = ["eval", "abstracts", str(lead), "--support", "--support-samples", "1"]
+    args += ["--support-judge", "hybrid"]
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -77,6 +83,8 @@ def test_claim_support_with_the_embedded_judge(
     assert 0.0 <= report["metrics"]["claim_support"]["mean"] <= 1.0
     check = report["support"]["calibration"]
     assert check["sentences"] == 1 and report["support"]["model"].startswith("local:")
+    assert report["support"]["judge"] == f"hybrid ({report['support']['model']})"
+    assert report["support"]["judge_accuracy"] is not None  # measured for this model
     # The report states whether the judge passed its own check.
     flagged = any("not meaningful" in note for note in report["notes"])
     assert flagged == (check["share"] < 0.8)

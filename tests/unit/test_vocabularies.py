@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import get_args
 
 from veriscribe.cli import render
-from veriscribe.cli.evaluate import JudgeName, LabellerName, RetrieverName
+from veriscribe.cli.evaluate import (
+    JudgeName,
+    LabellerName,
+    RetrieverName,
+    SupportJudgeName,
+)
+from veriscribe.eval.abstract_judge import AbstractJudgeMethod
 from veriscribe.options import JudgeMethod, LabellerKind, Retriever
 from veriscribe.results import CLAIM_STATUSES, Shortfall, ShortfallVote
 
@@ -15,7 +21,12 @@ def test_every_claim_status_has_a_badge() -> None:
 
 
 def test_the_eval_choices_are_the_options_choices() -> None:
-    assert {e.value for e in JudgeName} == set(get_args(JudgeMethod))
+    # The judges of abstract sentences are the QA judges and two more.
+    assert {e.value for e in JudgeName} == set(get_args(AbstractJudgeMethod))
+    assert set(get_args(JudgeMethod)) <= set(get_args(AbstractJudgeMethod))
+    assert {e.value for e in SupportJudgeName} == {"auto"} | {
+        e.value for e in JudgeName
+    }
     assert {e.value for e in RetrieverName} == set(get_args(Retriever))
     # ``auto`` picks one of the two; scoring it would score one of them again.
     assert {e.value for e in LabellerName} == set(get_args(LabellerKind)) - {"auto"}

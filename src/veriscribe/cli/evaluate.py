@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,6 +24,9 @@ from veriscribe.cli.failure import fail
 from veriscribe.cli.output import Report, present, with_plot
 from veriscribe.options import JudgeMethod, Retriever
 
+if TYPE_CHECKING:
+    from veriscribe.eval.abstract_judge import AbstractJudgeMethod
+
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.
 
@@ -42,6 +45,18 @@ class LabellerName(Enum):
 class JudgeName(Enum):
     """A support judge ``eval judge`` can measure (a ``JudgeMethod``)."""
 
+    scored = "scored"
+    sampled = "sampled"
+    checks = "checks"
+    hybrid = "hybrid"
+
+
+class SupportJudgeName(Enum):
+    """The faithfulness judge of ``eval abstracts --support``."""
+
+    auto = "auto"
+    checks = "checks"
+    hybrid = "hybrid"
     scored = "scored"
     sampled = "sampled"
 
@@ -103,10 +118,19 @@ def eval_abstracts(
         bool,
         typer.Option(
             "--support",
-            help="Judge each abstract sentence against its article with the QA support "
-            "judge (uses --model): claim_support, claim_support_lenient.",
+            help="Judge each abstract sentence against its article: claim_support, "
+            "claim_support_lenient; the report names the judge and its measured "
+            "accuracy.",
         ),
     ] = False,
+    support_judge: Annotated[
+        SupportJudgeName,
+        typer.Option(
+            "--support-judge",
+            help="auto: the judge with the best measured accuracy whose model is "
+            "installed; checks (no model); hybrid, scored or sampled on --model.",
+        ),
+    ] = SupportJudgeName.auto,
     support_samples: Annotated[
         int,
         typer.Option(
@@ -138,7 +162,10 @@ def eval_abstracts(
         }
         if not support:
             return await evaluation.eval_abstracts(results, **options)
-        async with support_checker(settings, model, samples=support_samples) as checker:
+        judge = None if support_judge is SupportJudgeName.auto else support_judge.value
+        async with support_checker(
+            settings, model, samples=support_samples, judge=judge
+        ) as checker:
             return await evaluation.eval_abstracts(results, **options, support=checker)
 
     present(evaluate, render.abstract_eval_report, json_out=json_out)
@@ -214,19 +241,52 @@ def eval_qa(
 @app.command("judge")
 def eval_judge(
     *,
-    corpus: CorpusOpt,
+    corpus: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus",
+            "-c",
+            help="Build QA pairs from this guideline corpus's sections.",
+        ),
+    ] = None,
+    abstract_pairs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--abstract-pairs",
+            help="Build abstract pairs from these articles (files, directories or "
+            "globs; those with an author abstract), instead of --corpus (repeatable).",
+        ),
+    ] = None,
     sources: Annotated[
         int,
         typer.Option(
             "--sources",
             min=1,
-            help="Source sentences sampled; each gives up to three labelled pairs.",
+            help="--corpus: source sentences sampled; each gives up to three pairs.",
         ),
     ] = 40,
+    per_article: Annotated[
+        int,
+        typer.Option(
+            "--per-article",
+            min=1,
+            help="--abstract-pairs: author sentences per article (two pairs each).",
+        ),
+    ] = 4,
+    articles: Annotated[
+        int | None,
+        typer.Option(
+            "--articles", min=1, help="--abstract-pairs: only the first N articles."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
     method: Annotated[
         list[JudgeName] | None,
-        typer.Option("--method", help="scored and/or sampled (repeat the option)."),
+        typer.Option(
+            "--method",
+            help="scored, sampled (both), checks, hybrid (--abstract-pairs); repeat "
+            "the option. Default: scored (--corpus), checks and hybrid (abstracts).",
+        ),
     ] = None,
     samples: Annotated[
         int, typer.Option("--samples", min=1, help="Samples per judgement.")
@@ -237,13 +297,40 @@ def eval_judge(
     endpoints_file: EndpointsFileOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Measure support judges on labelled claim/source pairs built from a corpus."""
-    from veriscribe.eval.judge import eval_judge as evaluate
+    """Measure support judges on labelled pairs from a corpus or from abstracts."""
+    from veriscribe.eval import judge as evaluation
 
-    methods: list[JudgeMethod] = [name.value for name in method or [JudgeName.scored]]
+    if (corpus is None) == (abstract_pairs is None):
+        fail("give one of --corpus NAME and --abstract-pairs ARTICLES")
     settings = settings_for(model, base_url, endpoint, endpoints_file)
+    if abstract_pairs is not None:
+        chosen: list[AbstractJudgeMethod] = [
+            name.value for name in method or [JudgeName.checks, JudgeName.hybrid]
+        ]
+        inputs = abstract_pairs
+        present(
+            lambda _: evaluation.eval_abstract_judge(
+                settings,
+                inputs,
+                per_article=per_article,
+                articles=articles,
+                seed=seed,
+                methods=chosen,
+                samples=samples,
+                model=model,
+            ),
+            render.abstract_judge_report,
+            json_out=json_out,
+        )
+        return
+    assert corpus is not None
+    methods: list[JudgeMethod] = []
+    for name in method or [JudgeName.scored]:
+        if name.value not in ("scored", "sampled"):
+            fail(f"--method {name.value} judges abstract pairs only")
+        methods.append(name.value)  # type: ignore[arg-type]
     present(
-        lambda _: evaluate(
+        lambda _: evaluation.eval_judge(
             settings,
             corpus,
             sources=sources,

@@ -551,10 +551,17 @@ def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
         console.print(Text.assemble(("note:", "dim"), f" {note}"), soft_wrap=True)
     support = report.get("support")
     if support:
+        accuracy = support.get("judge_accuracy")
+        measured = (
+            f"measured accuracy {accuracy:.3f} on {support['judge_accuracy_pairs']} "
+            "held-out abstract pairs"
+            if accuracy is not None
+            else "accuracy not measured (eval judge --abstract-pairs)"
+        )
         console.print(
-            f"claim_support: each abstract sentence judged by {support['model']} "
-            f"({support['samples']} samples, majority) against its "
-            f"{support['evidence_sentences']} best BM25-ranked article sentences",
+            f"claim_support: each abstract sentence judged by the {support['judge']} "
+            f"judge ({measured}) against its {support['evidence_sentences']} best "
+            "BM25-ranked article sentences",
             highlight=False,
             soft_wrap=True,
         )
@@ -1310,6 +1317,47 @@ def answer_set_report(console: Console, summary: QuestionSetSummary) -> None:
     for failure in summary.failed:
         console.print(f"not answered: {failure.id}: {failure.reason}", highlight=False)
     console.print(f"score them: veriscribe eval qa {summary.out}", highlight=False)
+
+
+def abstract_judge_report(console: Console, report: dict[str, Any]) -> None:
+    """Render `eval judge --abstract-pairs`: held-out accuracy and recall by kind."""
+    from rich import box
+
+    kinds = ", ".join(f"{k} {v}" for k, v in report["kinds"].items())
+    console.print(
+        f"{report['pairs']} abstract pairs from {report['articles']} articles "
+        f"({kinds}) · held out: {report['splits'].get('test', 0)} pairs · "
+        f"model {report['model'] or '-'}",
+        highlight=False,
+    )
+    table = Table(header_style="bold", box=box.SIMPLE_HEAD)
+    table.add_column("judge")
+    table.add_column("accuracy (held out)", justify="right")
+    table.add_column("tune", justify="right")
+    kind_names = sorted(report["kinds"])
+    for kind in kind_names:
+        table.add_column(kind, justify="right")
+    table.add_column("cut", justify="right")
+    table.add_column("ROC AUC", justify="right")
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    for method, found in report["methods"].items():
+        table.add_row(
+            method,
+            cell(found["accuracy"]),
+            cell(found["accuracy_tune"]),
+            *(cell(found["by_kind"]["test"].get(kind)) for kind in kind_names),
+            cell(found["cut"]),
+            cell(found["roc_auc"]),
+        )
+    console.print(table)
+    console.print(
+        "accuracy: supported (fully) or not, on pairs of held-out articles; a kind's "
+        "column is the share of its held-out pairs judged right",
+        highlight=False,
+    )
 
 
 def judge_eval_report(console: Console, report: dict[str, Any]) -> None:

@@ -14,13 +14,20 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.errors import InputError
+from veriscribe.eval.abstract_judge import AbstractJudgeMethod, measured_for, rule
 from veriscribe.llm.factory import make_llm
+from veriscribe.metrics.abstract_pairs import (
+    AbstractSource,
+    build_abstract_pairs,
+    split_of,
+)
 from veriscribe.metrics.judge_pairs import LABELS, JudgePair, build_pairs, roc_auc
 from veriscribe.nodes.qa import judge as judge_node
 from veriscribe.nodes.qa.state import Ruling
 from veriscribe.options import JudgeMethod, QAOptions
-from veriscribe.results import UNJUDGED
+from veriscribe.results import UNJUDGED, Verdict
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
@@ -184,3 +191,158 @@ def _suggest(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> float | Non
         if best is None or right >= best[0]:
             best = (right, cut)
     return None if best is None else round(best[1], 4)
+
+
+async def eval_abstract_judge(
+    settings: Settings,
+    inputs: Sequence[str],
+    *,
+    per_article: int = 4,
+    articles: int | None = None,
+    seed: int = 0,
+    methods: Sequence[AbstractJudgeMethod] = ("checks", "hybrid"),
+    samples: int = 3,
+    model: str | None = None,
+    on_pair: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Judge labelled abstract-sentence pairs with each method; return the report.
+
+    The pairs come from the articles (with an author abstract) that ``inputs`` name
+    (:func:`veriscribe.metrics.abstract_pairs.build_abstract_pairs`). The hybrid's
+    cut-off is the one with the best accuracy on the ``tune`` articles' pairs, and
+    every figure is given for the ``test`` articles apart: those are held out.
+    """
+    sources = _abstract_sources(inputs)
+    if articles is not None:
+        sources = sources[:articles]
+    pairs = build_abstract_pairs(sources, per_article=per_article, seed=seed)
+    if not pairs:
+        raise InputError(
+            "no article with an author abstract gave a pair (JATS files, or JSON "
+            "lines with an abstract, are needed)"
+        )
+    async with open_store(settings) as store:
+        needs_model = any(m != "checks" for m in methods)
+        llm = (
+            make_llm(model or settings.model, settings, store) if needs_model else None
+        )
+        label = llm.label if llm is not None else None
+        report: dict[str, Any] = {
+            "pairs_from": "abstracts",
+            "articles": len({p.section for p in pairs}),
+            "model": label,
+            "seed": seed,
+            "pairs": len(pairs),
+            "labels": dict(Counter(p.label for p in pairs)),
+            "kinds": dict(Counter(p.how for p in pairs)),
+            "splits": dict(Counter(split_of(p.section) for p in pairs)),
+            "methods": {},
+        }
+        for method in methods:
+            judge = measured_for(method, label)
+            found = []
+            for pair in pairs:
+                found.append(
+                    await rule(llm, judge, pair.claim, [pair.source], samples=samples)
+                )
+                if on_pair is not None:
+                    on_pair()
+            cut = None
+            if method == "hybrid":
+                cut, found = _tuned(pairs, found)
+            report["methods"][method] = score_abstract_method(pairs, found, cut)
+        report["usage"] = {"calls": llm.calls_made if llm is not None else 0}
+        return report
+
+
+def _abstract_sources(inputs: Sequence[str]) -> list[AbstractSource]:
+    sources = []
+    for path in expand_inputs(inputs):
+        for article in read_articles(path):
+            if isinstance(article, Article) and article.reference:
+                sources.append(
+                    AbstractSource(article.id, article.body, article.reference)
+                )
+    return sources
+
+
+def _tuned(
+    pairs: Sequence[JudgePair], found: Sequence[Ruling]
+) -> tuple[float | None, list[Ruling]]:
+    """Return the hybrid's cut-off set on tune pairs, and the rulings under it."""
+    tune = [
+        (p, f)
+        for p, f in zip(pairs, found, strict=True)
+        if split_of(p.section) == "tune"
+    ]
+    cut = _suggest([p for p, _ in tune], [f for _, f in tune])
+    if cut is None:
+        return None, list(found)
+    out = []
+    for ruling in found:
+        score = ruling["score"]
+        if ruling["method"] == "model" and score is not None:
+            verdict: Verdict = (
+                "fully_supported" if score >= cut else "partially_supported"
+            )
+            ruling = Ruling(**{**ruling, "verdict": verdict, "votes": [verdict]})
+        out.append(ruling)
+    return cut, out
+
+
+def _binary(pairs: Sequence[JudgePair], verdicts: Sequence[str]) -> float | None:
+    if not pairs:
+        return None
+    right = sum(
+        (v == "fully_supported") == (p.label == "supported")
+        for p, v in zip(pairs, verdicts, strict=True)
+    )
+    return round(right / len(pairs), 4)
+
+
+def score_abstract_method(
+    pairs: Sequence[JudgePair], found: Sequence[Ruling], cut: float | None
+) -> dict[str, Any]:
+    """Return one judge's accuracy (all, tune, test) and its recall by kind of pair.
+
+    ``accuracy`` is supported-or-not: the pair's label is ``supported`` exactly when
+    the verdict is ``fully_supported``. ``by_kind`` gives, for each kind of pair, the
+    share judged right (an author sentence: fully supported; a perturbation: not).
+    """
+    base = score_method(pairs, found)
+    verdicts = [f["verdict"] or UNJUDGED for f in found]
+    splits = [split_of(p.section) for p in pairs]
+
+    def among(which: str) -> tuple[list[JudgePair], list[str]]:
+        keep = [i for i, s in enumerate(splits) if which in ("all", s)]
+        return [pairs[i] for i in keep], [verdicts[i] for i in keep]
+
+    by_kind: dict[str, dict[str, float | None]] = {}
+    for which in ("test", "all"):
+        chosen, said = among(which)
+        by_kind[which] = {
+            kind: _binary(
+                [p for p in chosen if p.how == kind],
+                [v for p, v in zip(chosen, said, strict=True) if p.how == kind],
+            )
+            for kind in sorted({p.how for p in pairs})
+        }
+    return {
+        "accuracy": _binary(*among("test")),
+        "accuracy_tune": _binary(*among("tune")),
+        "accuracy_all": _binary(*among("all")),
+        "test_pairs": len(among("test")[0]),
+        "label_accuracy": base["accuracy"],
+        "cut": cut,
+        "by_kind": by_kind,
+        **{
+            key: base[key]
+            for key in (
+                "confusion",
+                "lanes",
+                "roc_auc",
+                "suggested_threshold",
+                "per_pair",
+            )
+        },
+    }

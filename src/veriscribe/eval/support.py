@@ -2,31 +2,47 @@
 
 A factuality figure that needs no model besides the one that writes the abstracts:
 every abstract sentence (of 15 characters or more) is a claim; the article sentences
-that BM25 ranks highest for it are its quotes, verbatim by construction; and the cited
-QA graph's support judge (lexical lane, then a scored yes/no question) decides whether those quotes
-support the claim. ``claim_support`` is the share of sentences fully supported,
-``claim_support_lenient`` the share at least partially supported. A sentence for which
-BM25 finds no article sentence sharing a term is not supported, without a model call.
+that BM25 ranks highest for it (and, for a number they do not state, the first article
+sentence that does) are its evidence, verbatim by construction; and a faithfulness
+judge (:mod:`veriscribe.eval.abstract_judge`) decides whether that evidence supports
+the claim. By default it is the judge with the best accuracy measured on held-out
+abstract pairs among those whose model is installed (:func:`choose_judge`); the report
+names it and gives that accuracy. ``claim_support`` is the share of sentences fully
+supported, ``claim_support_lenient`` the share at least partially supported. A
+sentence for which BM25 finds no article sentence sharing a term is not supported,
+without a model call.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from veriscribe.checks.markers import split_sentences
+from veriscribe.eval.abstract_judge import (
+    AbstractJudgeMethod,
+    MeasuredJudge,
+    available_models,
+    choose_judge,
+    measured_for,
+    rule,
+)
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
-from veriscribe.nodes.qa.judge import decide
-from veriscribe.options import QAOptions
+from veriscribe.metrics.abstract_pairs import (
+    EVIDENCE,
+    evidence_for,
+    sentence_numbers,
+)
 from veriscribe.results import LENIENT_VERDICTS, UNJUDGED
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.db import Store
+from veriscribe.text.numbers import ArticleNumbers
 
 __all__ = [
     "EVIDENCE",
@@ -36,10 +52,6 @@ __all__ = [
     "support_checker",
 ]
 
-EVIDENCE = 4
-"""Article sentences given to the judge as the quotes for one abstract sentence."""
-EVIDENCE_CHARS = 1600
-"""At most this many characters of quotes per judgement (the best-ranked first)."""
 SUPPORT_METRICS = ("claim_support", "claim_support_lenient")
 CALIBRATION_SENTENCES = 5
 """Article sentences judged against their own article to check the judge."""
@@ -72,37 +84,48 @@ class ArticleSupport:
 
 
 class SupportChecker:
-    """Judge abstract sentences against article sentences with the QA support judge."""
+    """Judge abstract sentences against article sentences with a faithfulness judge."""
 
     def __init__(
         self,
-        llm: LLM,
+        llm: LLM | None,
         store: Store,
         *,
         samples: int = 3,
         evidence: int = EVIDENCE,
+        judge: MeasuredJudge | None = None,
         on_sentence: Callable[[], None] | None = None,
     ) -> None:
-        self._options = QAOptions(
-            samples=samples, max_samples=max(samples, 9 if samples > 1 else 1)
-        )
+        if judge is None:
+            if llm is None:
+                raise ValueError("a checker without a judge needs a model")
+            judge = measured_for("scored", llm.label)
+        if judge.method != "checks" and llm is None:
+            raise ValueError(f"the {judge.method} judge needs a model")
+        self._judge = judge
         self._llm = llm
         self._evidence = evidence
         self._samples = samples
-        self._label = llm.label
         self._on_sentence = on_sentence
         # Each article split and indexed once, whichever results file it is scored for.
-        self._articles: dict[str, tuple[list[str], BM25Index | None]] = {}
+        self._articles: dict[
+            str, tuple[list[str], BM25Index | None, list[ArticleNumbers]]
+        ] = {}
         self.calibration: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
         """Return how the support figures were made, for the report."""
+        judge = self._judge
         return {
-            "model": self._label,
+            "judge": judge.name,
+            "judge_method": judge.method,
+            "model": self._llm.label if self._llm is not None else None,
+            "judge_accuracy": judge.accuracy,
+            "judge_accuracy_pairs": judge.pairs,
+            "judge_measured_by": "veriscribe eval judge --abstract-pairs (supported "
+            "or not, on pairs of held-out dev articles)",
             "samples": self._samples,
             "evidence_sentences": self._evidence,
-            "judge": "the cited QA support judge (lexical lane, then a scored yes/no "
-            "question), source = BM25-ranked article sentences",
             "calibration": self.calibration,
         }
 
@@ -110,9 +133,10 @@ class SupportChecker:
         """Judge article sentences against their own articles: a check of the judge.
 
         Each sentence is among its own quotes, so a usable judge calls it fully
-        supported; the lexical lane is bypassed here, so the check is of the model.
-        The share it does is the ceiling of ``claim_support`` for this judge; far
-        below 1 the figure says more about the judge than about the abstracts.
+        supported; the scored judge's lexical lane is bypassed here, so the check is
+        of the model. The share it does is the ceiling of ``claim_support`` for this
+        judge; far below 1 the figure says more about the judge than about the
+        abstracts.
         """
         sentences = []
         for body in list(self._articles)[:count]:
@@ -133,22 +157,9 @@ class SupportChecker:
         }
         return self.calibration
 
-    def evidence_for(
-        self, index: BM25Index, article: Sequence[str], claim: str
-    ) -> list[str]:
-        """Return the best-ranked article sentences for a claim, in article order."""
-        hits = index.search(claim, self._evidence)
-        chosen: list[int] = []
-        size = 0
-        for sentence_id, _ in hits:
-            text = article[int(sentence_id)]
-            if chosen and size + len(text) > EVIDENCE_CHARS:
-                break
-            chosen.append(int(sentence_id))
-            size += len(text)
-        return [article[i] for i in sorted(chosen)]
-
-    def _article(self, body: str) -> tuple[list[str], BM25Index | None]:
+    def _article(
+        self, body: str
+    ) -> tuple[list[str], BM25Index | None, list[ArticleNumbers]]:
         if body not in self._articles:
             article = [s.text for s in split_sentences(body)]
             index = (
@@ -156,7 +167,7 @@ class SupportChecker:
                 if article
                 else None
             )
-            self._articles[body] = (article, index)
+            self._articles[body] = (article, index, sentence_numbers(article))
         return self._articles[body]
 
     async def check(
@@ -168,17 +179,24 @@ class SupportChecker:
         the article word for word included (how the judge is checked).
         """
         claims = [s.text for s in split_sentences(abstract)]
-        article, index = self._article(body)
+        article, index, numbers = self._article(body)
         verdicts: list[str | None] = []
         if index is None:
             return ArticleSupport(claims, ["not_supported"] * len(claims))
         for claim in claims:
-            quotes = self.evidence_for(index, article, claim)
+            quotes = evidence_for(
+                index, article, claim, k=self._evidence, numbers=numbers
+            )
             if not quotes:
                 verdicts.append("not_supported")
             else:
-                found = await decide(
-                    self._llm, self._options, "", claim, quotes, lexical=lexical
+                found = await rule(
+                    self._llm,
+                    self._judge,
+                    claim,
+                    quotes,
+                    samples=self._samples,
+                    lexical=lexical,
                 )
                 verdicts.append(found["verdict"])
             if self._on_sentence is not None:
@@ -192,9 +210,30 @@ async def support_checker(
     model: str | None = None,
     *,
     samples: int = 3,
+    judge: AbstractJudgeMethod | None = None,
     on_sentence: Callable[[], None] | None = None,
 ) -> AsyncIterator[SupportChecker]:
-    """Open the store and the model, and yield a checker that judges with them."""
+    """Open the store and the judge's model, and yield a checker that judges with them.
+
+    ``judge`` None: the measured judge with the best held-out accuracy whose model is
+    installed (``model`` is not used); otherwise that judge on ``model`` (default:
+    the configured one).
+    """
     async with open_store(settings) as store:
-        llm = make_llm(model or settings.model, settings, store)
-        yield SupportChecker(llm, store, samples=samples, on_sentence=on_sentence)
+        if judge is None:
+            chosen = choose_judge(available_models())
+            spec = chosen.spec
+        else:
+            spec = model or settings.model
+            chosen = None
+        llm = (
+            make_llm(spec, settings, store)
+            if spec is not None and judge != "checks"
+            else None
+        )
+        if chosen is None:
+            assert judge is not None
+            chosen = measured_for(judge, llm.label if llm is not None else None)
+        yield SupportChecker(
+            llm, store, samples=samples, judge=chosen, on_sentence=on_sentence
+        )

@@ -132,3 +132,11 @@ def bundled_model_path(models_dir: Path, model: BundledModel = DEFAULT_BUNDLED) 
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def installed(model: BundledModel) -> bool:
+    """Tell whether every package of a bundled model is installed (nothing is read)."""
+    return all(
+        importlib.util.find_spec(package) is not None
+        for package, _ in model.part_locations()
+    )
