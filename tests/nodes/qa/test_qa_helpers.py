@@ -18,7 +18,7 @@ from veriscribe.nodes.qa.judge import JudgeReply, leader, majority_shortfall, ti
 from veriscribe.nodes.qa.present import number_citations, render_numbers
 from veriscribe.nodes.qa.retrieve import cap_read_set, parse_selection
 from veriscribe.nodes.qa.sources import fence, fit_sources, resolve_section
-from veriscribe.nodes.qa.state import Citation, SentenceInfo
+from veriscribe.nodes.qa.state import MarkedCitation, SentenceInfo
 from veriscribe.nodes.qa.verify import claims_of, credit
 from veriscribe.retrieval.dense import DenseIndex, embed, minilm_encoder, windows
 from veriscribe.store import corpora
@@ -228,8 +228,8 @@ def sentence(text: str, start: int, claim: bool = True) -> SentenceInfo:
     return SentenceInfo(text=text, start=start, end=start + len(text), claim=claim)
 
 
-def citation(index: int, offset: int, tier: str, quote: str = "q") -> Citation:
-    return Citation(
+def citation(index: int, offset: int, tier: str, quote: str = "q") -> MarkedCitation:
+    return MarkedCitation(
         index=index,
         doc_id="g",
         section_id="s",

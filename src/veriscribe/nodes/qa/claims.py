@@ -27,7 +27,7 @@ from veriscribe.checks.markers import (
 from veriscribe.errors import StructuredOutputError
 from veriscribe.nodes.qa.state import (
     AnswerSentence,
-    Citation,
+    MarkedCitation,
     QADeps,
     QAState,
     SentenceInfo,
@@ -66,10 +66,10 @@ def units(split: ClaimSplit, flags: Sequence[bool]) -> list[SentenceInfo]:
     ]
 
 
-def citations_of(split: ClaimSplit) -> list[Citation]:
+def citations_of(split: ClaimSplit) -> list[MarkedCitation]:
     """Return the markers of an answer as unchecked citations."""
     return [
-        Citation(
+        MarkedCitation(
             index=position.index,
             doc_id=marker.doc_id,
             section_id=marker.section_id,

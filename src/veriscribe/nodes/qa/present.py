@@ -24,8 +24,8 @@ from veriscribe.metrics.qa import ClaimRecord, claim_funnel
 from veriscribe.nodes.qa.answer import plain_answer, prose
 from veriscribe.nodes.qa.state import (
     AnswerSentence,
-    Citation,
     ClaimInfo,
+    MarkedCitation,
     QAState,
     RecoveryResult,
     Turn,
@@ -34,6 +34,7 @@ from veriscribe.prompts import load_prompt
 from veriscribe.results import (
     COMPLIANT_TIERS,
     TIERS,
+    Citation,
     Claim,
     ClaimCitation,
     ClaimStatus,
@@ -41,7 +42,6 @@ from veriscribe.results import (
     RecoveredFrom,
     Retrieval,
 )
-from veriscribe.results import Citation as AnswerCitation
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
 
@@ -74,7 +74,7 @@ def merge_recoveries(
     return merged
 
 
-def number_citations(citations: Sequence[Citation]) -> dict[int, int]:
+def number_citations(citations: Sequence[MarkedCitation]) -> dict[int, int]:
     """Number citations [1], [2], ... by first appearance; a repeated quote keeps its number."""
     numbers: dict[tuple[str, str, str], int] = {}
     by_index: dict[int, int] = {}
@@ -126,7 +126,7 @@ def claim_record(claim: ClaimInfo, tiers: Mapping[int, str]) -> ClaimRecord:
 
 
 def metrics(
-    state: QAState, claims: Sequence[ClaimInfo], citations: Sequence[Citation]
+    state: QAState, claims: Sequence[ClaimInfo], citations: Sequence[MarkedCitation]
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Return the claim funnel and the answer's rates (paper section 3.2)."""
     tiers = {c["index"]: c["tier"] for c in citations}
@@ -187,7 +187,7 @@ def branch_prompts(state: QAState) -> set[str]:
 
 
 def _claim_result(
-    claim: ClaimInfo, by_index: Mapping[int, Citation], numbers: Mapping[int, int]
+    claim: ClaimInfo, by_index: Mapping[int, MarkedCitation], numbers: Mapping[int, int]
 ) -> Claim:
     recovered = claim["recovered"]
     return Claim(
@@ -256,7 +256,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> GraphAnswer:
         error=failed,
         claims=[_claim_result(claim, by_index, numbers) for claim in claims],
         citations=[
-            AnswerCitation(
+            Citation(
                 n=numbers[c["index"]],
                 doc_id=c["doc_id"],
                 section_id=c["section_id"],

@@ -160,7 +160,7 @@ class SentenceInfo(TypedDict):
     claim: bool
 
 
-class Citation(TypedDict):
+class MarkedCitation(TypedDict):
     """A citation marker of the answer and how its quote matched."""
 
     index: int
@@ -283,7 +283,7 @@ class QAState(TypedDict, total=False):
     failure: str
     not_found: bool
     sentences: list[SentenceInfo]
-    citations: list[Citation]
+    citations: list[MarkedCitation]
     claims: list[ClaimInfo]
     judgements: Annotated[list[Judgement], collect]
     recoveries: Annotated[list[RecoveryResult], collect]

@@ -16,8 +16,8 @@ from veriscribe.checks.quotable import quote_text
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.documents.guidelines import section_key
 from veriscribe.nodes.qa.state import (
-    Citation,
     ClaimInfo,
+    MarkedCitation,
     QADeps,
     QAState,
     SentenceInfo,
@@ -27,8 +27,8 @@ from veriscribe.store.corpora import SectionRow
 
 
 def check_citations(
-    citations: Sequence[Citation], sections: Mapping[str, SectionRow]
-) -> list[Citation]:
+    citations: Sequence[MarkedCitation], sections: Mapping[str, SectionRow]
+) -> list[MarkedCitation]:
     """Check each citation's quote against the text of the section it names."""
     checked = []
     for citation in citations:
@@ -38,7 +38,7 @@ def check_citations(
         if row is not None and (around := result.context_span or result.span):
             source = quote_text(row.text, *around)
         checked.append(
-            Citation(
+            MarkedCitation(
                 **{
                     **citation,
                     "tier": result.tier,
@@ -53,7 +53,7 @@ def check_citations(
 
 
 def credit(
-    sentences: Sequence[SentenceInfo], citations: Sequence[Citation], window: int
+    sentences: Sequence[SentenceInfo], citations: Sequence[MarkedCitation], window: int
 ) -> list[list[int]]:
     """Return, per sentence, the indices of the citations that credit it."""
     return attribute(
@@ -66,7 +66,7 @@ def credit(
 
 def claims_of(
     sentences: Sequence[SentenceInfo],
-    citations: Sequence[Citation],
+    citations: Sequence[MarkedCitation],
     credits: Sequence[Sequence[int]],
 ) -> list[ClaimInfo]:
     """Return one record per claim sentence with the status the checks so far give."""
@@ -103,13 +103,15 @@ def claims_of(
     return claims
 
 
-def compliant_quotes(claim: ClaimInfo, citations: Sequence[Citation]) -> list[str]:
+def compliant_quotes(
+    claim: ClaimInfo, citations: Sequence[MarkedCitation]
+) -> list[str]:
     """Return the distinct verbatim-compliant quotes cited for a claim."""
     return [quote for quote, _ in compliant_sources(claim, citations)]
 
 
 def compliant_sources(
-    claim: ClaimInfo, citations: Sequence[Citation]
+    claim: ClaimInfo, citations: Sequence[MarkedCitation]
 ) -> list[tuple[str, str]]:
     """Return the distinct (quote, source passage) pairs of a claim's compliant quotes."""
     by_index = {c["index"]: c for c in citations}
