@@ -186,6 +186,19 @@ def branch_prompts(state: QAState) -> set[str]:
     return used
 
 
+def _shown(citation: MarkedCitation, number: int) -> ClaimCitation:
+    """Return a citation as the reader sees it, numbered ``number``."""
+    return ClaimCitation(
+        n=number,
+        doc_id=citation["doc_id"],
+        section_id=citation["section_id"],
+        quote=citation["quote"],
+        tier=citation["tier"],
+        source=citation["source"],
+        page=citation.get("page"),
+    )
+
+
 def _claim_result(
     claim: ClaimInfo, by_index: Mapping[int, MarkedCitation], numbers: Mapping[int, int]
 ) -> Claim:
@@ -198,18 +211,7 @@ def _claim_result(
         shortfall=claim["shortfall"],
         judged_by=claim["judged_by"],
         score=claim["score"],
-        citations=[
-            ClaimCitation(
-                n=numbers[i],
-                doc_id=by_index[i]["doc_id"],
-                section_id=by_index[i]["section_id"],
-                quote=by_index[i]["quote"],
-                tier=by_index[i]["tier"],
-                source=by_index[i]["source"],
-                page=by_index[i].get("page"),
-            )
-            for i in claim["citations"]
-        ],
+        citations=[_shown(by_index[i], numbers[i]) for i in claim["citations"]],
         recovered_quote=recovered["quote"] if recovered else None,
         recovered_from=(
             RecoveredFrom(
@@ -257,15 +259,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> GraphAnswer:
         claims=[_claim_result(claim, by_index, numbers) for claim in claims],
         citations=[
             Citation(
-                n=numbers[c["index"]],
-                doc_id=c["doc_id"],
-                section_id=c["section_id"],
-                quote=c["quote"],
-                tier=c["tier"],
-                span=c["span"],
-                source=c["source"],
-                note=c["note"],
-                page=c.get("page"),
+                **dict(_shown(c, numbers[c["index"]])), span=c["span"], note=c["note"]
             )
             for c in citations
         ],
