@@ -14,9 +14,10 @@ the same questions:
 - ``bigram``: BM25 over stems and pairs of adjacent stems (phrases);
 - ``rrf_*``: reciprocal-rank fusion (k = 60) of ``bm25`` with the variants named;
 - ``dense`` and ``rrf_bm25_dense``: all-MiniLM-L6-v2 (best 250-character window), alone
-  and fused with ``bm25``, when the optional dense encoder is installed. Measured with
-  it on all cpgQA dev questions: dense hit@1/3/5/10 0.500/0.703/0.758/0.847, fused
-  0.720/0.869/0.928/0.975, both below ``bm25``.
+  and fused with ``bm25``, when the encoder's package is installed;
+- ``fused_meaning``: ``fused`` with its meaning term (the question's cosine with the
+  section's closest sentence, weight 1), what ``ask`` uses when the encoder is installed
+  (``fused`` is then its lexical part alone).
 
 Question sets: all cpgQA dev questions (``../shared/data/guidelines/cpgqa``), and
 ``bench/questions/ngc.jsonl`` (19) and ``bench/questions/vadod.jsonl`` (22) over the NGC
@@ -201,6 +202,8 @@ def retrievers(
     dense = DenseIndex(encoder, keys, full)
     found["dense"] = lambda q: [key for key, _ in dense.search(q, DEPTH)]
     found["rrf_bm25_dense"] = lambda q: rrf(base(q), found["dense"](q))
+    meaning = fused.FusedIndex(fused.section_docs(every, doc_titles), encoder)
+    found["fused_meaning"] = lambda q: [key for key, _ in meaning.search(q, DEPTH)]
     return found
 
 
@@ -278,10 +281,17 @@ async def main() -> None:
             )
     base = reports["cpgqa"]["variants"]["bm25"]
     new = reports["cpgqa"]["variants"]["fused"]
-    print(
+    line = (
         f"cpgqa_bm25_hit3={base['hit@3']:.3f} cpgqa_bm25_hit5={base['hit@5']:.3f} "
         f"cpgqa_fused_hit3={new['hit@3']:.3f} cpgqa_fused_hit5={new['hit@5']:.3f}"
     )
+    if "fused_meaning" in reports["cpgqa"]["variants"]:
+        best = reports["cpgqa"]["variants"]["fused_meaning"]
+        line += (
+            f" cpgqa_fused_meaning_hit3={best['hit@3']:.3f}"
+            f" cpgqa_fused_meaning_hit5={best['hit@5']:.3f}"
+        )
+    print(line)
 
 
 if __name__ == "__main__":

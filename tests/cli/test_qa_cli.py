@@ -124,7 +124,7 @@ def test_ask_json_has_the_spec_fields(corpus: str) -> None:
         assert key in data
     assert data["read_set"][0] == "hypertension:lifestyle"
     assert data["options"]["retriever"] == "bm25"
-    assert data["options"]["select"] == "scored"
+    assert data["options"]["select"] == "semantic"
     assert data["options"]["max_sentences"] == 3
     assert "{{cite:" in data["answer"]
     assert data["claims"]

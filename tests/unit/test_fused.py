@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 
+from qa_helpers import CORPUS, add_fixture_corpus
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.retrieval.fused import (
     BACK_MATTER,
     FusedIndex,
     SectionDoc,
+    dense_units,
     pairs,
     section_docs,
+    stored_vectors,
 )
+from veriscribe.store import corpora
+from veriscribe.store.connect import open_database
 from veriscribe.store.corpora import SectionRow
 
 
@@ -171,3 +179,83 @@ def test_a_reference_list_does_not_win_by_one_cited_title() -> None:
 def test_a_corpus_of_back_matter_alone_is_searched_by_section() -> None:
     index = FusedIndex([doc("r", "Smith J. Statins. 2001.", title="References")])
     assert [key for key, _ in index.search("statins", 3)] == ["r"]
+
+
+# --- meaning: sentence vectors ------------------------------------------------------
+
+
+class KeywordEncoder:
+    """A fake encoder: texts naming a kind of co-use point one way, the rest another."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        rows = np.zeros((len(texts), 2), dtype=np.float32)
+        for row, text in enumerate(texts):
+            together = any(w in text.lower() for w in ("together", "concurrent"))
+            rows[row, 0 if together else 1] = 1.0
+        return rows
+
+
+MEANING = [
+    doc("co", "Avoid prescribing opioids with other medicines concurrently."),
+    doc("home", "Keep opioids prescribed for a child with the other medicines."),
+]
+
+
+def test_the_closest_sentence_by_meaning_can_lift_a_section() -> None:
+    question = "Can opioids be prescribed together with other medicines?"
+    assert fused_top(MEANING, question) == "home"  # more of the question's words
+    index = FusedIndex(MEANING, KeywordEncoder())
+    assert index.search(question, 1)[0][0] == "co"
+
+
+def test_back_matter_and_short_units_get_no_vector() -> None:
+    references = doc("r", "Smith J. Opioids taken together. 2001.", title="References")
+    short = doc("s", "Together.\nOpioids taken together are risky.")
+    assert dense_units(references) == []
+    assert dense_units(short) == ["Opioids taken together are risky."]
+    index = FusedIndex([references, short], KeywordEncoder())
+    assert index.search("opioids together", 1)[0][0] == "s"
+
+
+def test_vectors_given_must_match_the_sections() -> None:
+    with pytest.raises(ValueError, match="1 vector sets for 2 sections"):
+        FusedIndex(MEANING, KeywordEncoder(), [np.zeros((1, 2), dtype=np.float32)])
+
+
+async def test_vectors_are_stored_once_and_made_again_for_changed_text(
+    default_db: str,
+) -> None:
+    async with await open_database(default_db) as store:
+        await add_fixture_corpus(store)
+        rows = await corpora.sections(store, CORPUS, with_text=True)
+        found = section_docs(rows, {})
+        encoder = KeywordEncoder()
+        first = await stored_vectors(store, CORPUS, found, encoder)
+        made = len(encoder.texts)
+        assert made == sum(len(dense_units(section)) for section in found) > 0
+        again = await stored_vectors(store, CORPUS, found, encoder)
+        assert len(encoder.texts) == made  # read back, not made again
+        for one, other in zip(first, again, strict=True):
+            assert np.allclose(one, other, atol=1e-3)  # stored as float16
+        edited = [dataclasses.replace(found[0], text=found[0].text + " Added here.")]
+        await stored_vectors(store, CORPUS, edited + found[1:], encoder)
+        assert encoder.texts[made:] == dense_units(edited[0])
+
+
+def test_a_misspelt_word_of_the_question_is_read_as_the_corpus_spells_it() -> None:
+    sections = [
+        doc("t", "Opioid therapy should start at the lowest dose."),
+        doc("o", "Opioid use disorder is treated with buprenorphine."),
+    ]
+    index = FusedIndex(sections)
+    assert index.spelled(["opioid", "thrapi", "buprenorphin", "xyzzyq"]) == [
+        "opioid",
+        "therapi",
+        "buprenorphin",
+        "xyzzyq",
+    ]
+    assert index.search("How should opioid thrapy start?", 1)[0][0] == "t"

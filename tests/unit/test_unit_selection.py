@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.retrieval.units import (
+    SEMANTIC,
     AnswerModel,
     SectionText,
+    Selection,
+    SemanticModel,
     answer_odds,
     answer_text,
     choose_units,
     judge_candidates,
     question_terms,
     score_units,
+    semantic_score,
 )
 
 DOSING = SectionText(
@@ -266,3 +272,77 @@ def test_the_combined_odds_rise_with_the_model_and_the_coverage() -> None:
     assert 0 < low < high < 1
     wider = dataclasses.replace(unit, coverage=unit.coverage + 0.3)
     assert answer_odds(wider, 0.1, EVEN) > low
+
+
+# --- semantic selection -----------------------------------------------------------------
+
+MIXING = SectionText(
+    "g:mixing",
+    "Concurrent sedatives",
+    "Avoid prescribing opioid and benzodiazepines concurrently when possible. "
+    "Opioids should be stored in a locked cabinet at home. "
+    "Should benzodiazepines be prescribed with opioids?",
+)
+
+
+def semantic(question: str, *sections: SectionText, **kwargs: object) -> Selection:
+    from veriscribe.nodes.qa.answer import similarities
+    from veriscribe.retrieval.minilm import minilm
+
+    scored = score_units(question, sections)
+    return choose_units(
+        scored,
+        similarity=similarities(minilm(), question, scored),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_paraphrased_question_is_answered_by_meaning_not_only_words() -> None:
+    # "together" is nowhere in the section, so the words alone cover too little of it.
+    question = "Can benzodiazepines be prescribed together with opioids?"
+    assert choose_units(score_units(question, [MIXING])).not_found
+    selection = semantic(question, MIXING)
+    assert [u.text for u in selection.units] == [
+        "Avoid prescribing opioid and benzodiazepines concurrently when possible."
+    ]
+    assert selection.best_semantic is not None
+    assert selection.best_semantic >= SEMANTIC.cut
+
+
+def test_a_question_in_the_text_is_never_the_answer() -> None:
+    scored = score_units("Should benzodiazepines be prescribed with opioids?", [MIXING])
+    # Give the section's own question the highest similarity: it still is not chosen.
+    similarity = {(u.key, u.position): 0.6 for u in scored}
+    similarity[("g:mixing", 2)] = 1.0
+    chosen = choose_units(scored, similarity=similarity).units
+    assert chosen and all(not u.text.endswith("?") for u in chosen)
+
+
+def test_the_same_sentence_in_two_sections_is_said_once() -> None:
+    copy = dataclasses.replace(MIXING, key="g:appendix")
+    scored = score_units(
+        "Can benzodiazepines be prescribed with opioids?", [MIXING, copy]
+    )
+    similarity = {(u.key, u.position): 0.8 for u in scored}
+    texts = [u.text for u in choose_units(scored, similarity=similarity).units]
+    assert len(texts) == len(set(texts))
+
+
+def test_below_the_semantic_cut_is_not_found() -> None:
+    scored = score_units("How should opioids be stored at home?", [MIXING])
+    low = {(u.key, u.position): 0.1 for u in scored}
+    selection = choose_units(scored, similarity=low)
+    assert selection.not_found
+    assert (
+        selection.best_semantic is not None and selection.best_semantic < SEMANTIC.cut
+    )
+    high = {(u.key, u.position): 0.9 for u in scored}
+    assert not choose_units(scored, similarity=high).not_found
+
+
+def test_the_semantic_score_adds_similarity_and_mean_coverage() -> None:
+    scored = score_units("How should opioids be stored at home?", [MIXING])
+    unit = scored[1]
+    model = SemanticModel(coverage=2.0, cut=1.0, spread=0.1)
+    expected = 0.5 + 2.0 * (unit.coverage + unit.corpus_coverage) / 2
+    assert semantic_score(unit, 0.5, model) == pytest.approx(expected)

@@ -82,9 +82,11 @@ SelectOpt = Annotated[
     choice(
         "--select",
         Selection,
-        "Constrained answers: scored, the sentences that answer are chosen by their "
-        "score against the question; judged, the same with the best ones also judged "
-        "by the model (yes/no: does it answer?); model, the model chooses them.",
+        "Constrained answers: semantic (default), the sentences that answer are "
+        "chosen by their meaning's similarity to the question and the question's "
+        "words they hold; scored, by the words alone; judged, by the words with the "
+        "best ones also judged by the model (yes/no: does it answer?); model, the "
+        "model chooses them.",
     ),
 ]
 MaxSentencesOpt = Annotated[
@@ -177,14 +179,14 @@ def ask(
     k: Annotated[
         int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
     ] = 3,
-    candidates: CandidatesOpt = 40,
+    candidates: CandidatesOpt = QAOptions.candidates,
     no_judge: NoJudgeOpt = False,
-    citations: CitationsOpt = "constrained",
-    cite_by: CiteByOpt = "quote",
-    wording: WordingOpt = "source",
-    select: SelectOpt = "scored",
-    max_sentences: MaxSentencesOpt = 3,
-    judge_method: JudgeMethodOpt = "scored",
+    citations: CitationsOpt = QAOptions.citations,
+    cite_by: CiteByOpt = QAOptions.cite_by,
+    wording: WordingOpt = QAOptions.wording,
+    select: SelectOpt = QAOptions.select,
+    max_sentences: MaxSentencesOpt = QAOptions.max_sentences,
+    judge_method: JudgeMethodOpt = QAOptions.judge_method,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -249,14 +251,14 @@ def chat(
     ] = None,
     retriever: RetrieverOpt = QAOptions.retriever,
     k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
-    candidates: CandidatesOpt = 40,
+    candidates: CandidatesOpt = QAOptions.candidates,
     no_judge: NoJudgeOpt = False,
-    citations: CitationsOpt = "constrained",
-    cite_by: CiteByOpt = "quote",
-    wording: WordingOpt = "source",
-    select: SelectOpt = "scored",
-    max_sentences: MaxSentencesOpt = 3,
-    judge_method: JudgeMethodOpt = "scored",
+    citations: CitationsOpt = QAOptions.citations,
+    cite_by: CiteByOpt = QAOptions.cite_by,
+    wording: WordingOpt = QAOptions.wording,
+    select: SelectOpt = QAOptions.select,
+    max_sentences: MaxSentencesOpt = QAOptions.max_sentences,
+    judge_method: JudgeMethodOpt = QAOptions.judge_method,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -356,7 +358,7 @@ def verify(
             help="Treat every sentence as a claim (no claim filter model call).",
         ),
     ] = False,
-    judge_method: JudgeMethodOpt = "scored",
+    judge_method: JudgeMethodOpt = QAOptions.judge_method,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,

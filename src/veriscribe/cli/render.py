@@ -689,6 +689,7 @@ _INGEST_STAGES = {
     "read": "reading documents",
     "store": "storing sections",
     "summarize": "summarising sections",
+    "embed": "embedding sentences",
 }
 
 

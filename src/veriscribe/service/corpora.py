@@ -22,6 +22,8 @@ from veriscribe.results import (
     SectionListing,
     SectionText,
 )
+from veriscribe.retrieval import minilm
+from veriscribe.retrieval.fused import section_docs, stored_vectors
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
@@ -32,7 +34,7 @@ from veriscribe.text.section_summaries import (
     summarize_sections,
 )
 
-Stage = Literal["read", "store", "summarize"]
+Stage = Literal["read", "store", "summarize", "embed"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ async def add_corpus(
             llm = make_llm(model or settings.model, settings, store)
             report.model = llm.label
             await _summarize(store, llm, name, pending, report, progress)
+        await _embed(store, name, progress)
         counts: dict[str, int] = {}
         for section in await db.sections(store, name):
             source = section.summary_source or "missing"
@@ -134,6 +137,23 @@ async def add_corpus(
         report.summaries = counts
     report.seconds = round(time.perf_counter() - started, 2)
     return report
+
+
+async def _embed(
+    store: Store, corpus: str, progress: Callable[[Stage, int, int, str], None]
+) -> None:
+    """Make the sentence vectors the default retriever reads (when the encoder is installed)."""
+    if not minilm.available():
+        return
+    titles = {doc.doc_id: doc.title for doc in await db.documents(store, corpus)}
+    found = section_docs(await db.sections(store, corpus, with_text=True), titles)
+    await stored_vectors(
+        store,
+        corpus,
+        found,
+        minilm.minilm(),
+        on_progress=lambda done, total: progress("embed", done, total, ""),
+    )
 
 
 async def _summarize(

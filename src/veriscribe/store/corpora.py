@@ -366,3 +366,52 @@ async def corpus_version(store: Store, corpus: str) -> str:
     assert row is not None
     digest = hashlib.sha256(str(row[1]).encode()).hexdigest()[:16]
     return f"{row[0]}:{digest}"
+
+
+@dataclass(frozen=True)
+class SectionVectors:
+    """A section's sentence embeddings by one encoder, for the text they were made of."""
+
+    key: str
+    digest: str
+    """`text_digest` of the section text the vectors were made of."""
+    vectors: bytes
+    """Row-major float16 rows, one per unit (see `veriscribe.retrieval.fused`)."""
+
+
+def text_digest(text: str) -> str:
+    """Return a short digest of a section's text: stored vectors are for this text."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+async def section_vectors(
+    store: Store, corpus: str, encoder: str
+) -> dict[str, SectionVectors]:
+    """Return the stored vectors of a corpus's sections by one encoder, by section key."""
+    rows = await store.fetchall(
+        "SELECT doc_id, section_id, digest, vectors FROM section_vectors "
+        "WHERE corpus = ? AND encoder = ?",
+        (corpus, encoder),
+    )
+    found = {}
+    for doc_id, section_id, digest, vectors in rows:
+        key = section_key(doc_id, section_id)
+        found[key] = SectionVectors(key, digest, bytes(vectors))
+    return found
+
+
+async def set_section_vectors(
+    store: Store, corpus: str, encoder: str, items: Iterable[SectionVectors]
+) -> None:
+    """Store section vectors, replacing any made before by the same encoder."""
+    await store.executemany(
+        "INSERT INTO section_vectors "
+        "(corpus, doc_id, section_id, encoder, digest, vectors) "
+        "VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (corpus, doc_id, section_id, encoder) DO UPDATE SET "
+        "digest = excluded.digest, vectors = excluded.vectors",
+        [
+            (corpus, *split_key(item.key), encoder, item.digest, item.vectors)
+            for item in items
+        ],
+    )

