@@ -155,6 +155,10 @@ class AbstractChecks(Result):
     """Facet-summary sentences added to reach it."""
     labels_stripped: int
     """Leading facet labels ("Methods:") removed."""
+    pointers_removed: int = 0
+    """Citation markers and parenthesised table or figure references removed."""
+    pointers_dropped: list[str] = []
+    """Sentences that named a table or figure of the article."""
     guidance_dropped: list[str]
     """Sentences that restated the facet guidance instead of the article."""
     number_precision: float | None

@@ -228,3 +228,22 @@ def test_check_abstract_records_the_refused_patterns() -> None:
         "patterns_dropped: 2 sentences repeated an earlier sentence's opening or "
         "wording (0 replaced by facet-summary sentences)"
     ]
+
+
+def test_citations_and_display_references_never_reach_the_reader() -> None:
+    abstract = (
+        "The sepsis sepsisa changed [1]\u2013[3]. "
+        "Baseline characteristics are shown in Table 1 and Figure 1. "
+        "Mortality was 18% at 28 days (Table 2)."
+    )
+    draft = "The kidneys kidneysa changed (Fig. 2).\n\nThe sepsis sepsisa changed."
+    text, record, fallbacks = check_abstract(abstract, draft, BODY, 0)
+    assert text == "The sepsis sepsisa changed. Mortality was 18% at 28 days."
+    assert record["pointers_removed"] == 2
+    assert record["pointers_dropped"] == [
+        "Baseline characteristics are shown in Table 1 and Figure 1."
+    ]
+    assert [f.split(":")[0] for f in fallbacks] == [
+        "pointers_removed",
+        "pointers_dropped",
+    ]

@@ -122,7 +122,10 @@ async def test_sim_batch_without_faults_writes_every_summary_itself(
     articles = article_texts(shared_data, names)
     for line in out.read_text().splitlines():
         result = json.loads(line)
-        assert result["fallbacks"] == []
+        # The checks after refining may edit the text (a copied "Table 2" goes);
+        # no step failed.
+        failed = [f for f in result["fallbacks"] if not f.startswith(CHECK_FALLBACKS)]
+        assert failed == []
         facets = [f for f in result["facets"] if f["status"] != "empty"]
         assert len(facets) >= 2
         assert all(f["status"] == "ok" for f in facets), facets

@@ -4,8 +4,9 @@ Per abstract, against its article and the asked length: its words and whether th
 are within 20% of the asked length; sentences that restate the facet guidance instead
 of the article (or open with a facet label such as "Methods:"); words with a letter
 of a script the article does not use; words capitalised mid-sentence that the
-article writes only in lower case; the share of its word trigrams that repeat an
-earlier one; and the share of its numbers (with units and P comparisons) that the
+article writes only in lower case; citation markers and table or figure references
+that point into an article the reader does not have; the share of its word
+trigrams that repeat an earlier one; and the share of its numbers (with units and P comparisons) that the
 article gives.
 """
 
@@ -24,6 +25,7 @@ from veriscribe.checks.wording import (
 )
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
+from veriscribe.text.pointers import pointer_count
 from veriscribe.text.wording import sentences_of
 
 __all__ = [
@@ -42,6 +44,7 @@ QUALITY_METRICS: dict[str, str] = {
     "guidance_echoes": "lower",
     "foreign_script_words": "lower",
     "case_changes": "lower",
+    "pointers": "lower",
     "repeated_trigrams": "lower",
     "number_precision": "higher",
 }
@@ -81,6 +84,7 @@ def abstract_quality(abstract: str, article: str, words: int = 250) -> dict[str,
         "guidance_echoes": float(len(guidance_echoes(abstract, article))),
         "foreign_script_words": float(len(foreign_script_words(abstract, article))),
         "case_changes": float(len(case_changes(abstract, CaseIndex.of(article)))),
+        "pointers": float(pointer_count(abstract)),
         "repeated_trigrams": repeated_trigram_share(abstract),
         "number_precision": math.nan if precision is None else precision,
     }
@@ -91,7 +95,8 @@ def quality_summary(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
 
     Returns:
         ``words_mean``, ``words_max``, ``within_length`` (the share within 20%),
-        ``guidance_echoes``, ``foreign_script_words`` and ``case_changes`` (totals),
+        ``guidance_echoes``, ``foreign_script_words``, ``case_changes`` and
+        ``pointers`` (totals),
         ``repeated_trigrams`` and ``number_precision`` (means over the abstracts
         where they are defined); NaN where no abstract defines them.
     """
@@ -111,6 +116,7 @@ def quality_summary(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
         "guidance_echoes": sum(finite("guidance_echoes")),
         "foreign_script_words": sum(finite("foreign_script_words")),
         "case_changes": sum(finite("case_changes")),
+        "pointers": sum(finite("pointers")),
         "repeated_trigrams": mean("repeated_trigrams"),
         "number_precision": mean("number_precision"),
     }

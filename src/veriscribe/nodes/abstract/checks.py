@@ -3,7 +3,10 @@
 The refine step's model writes the abstract; these plain functions then hold it to
 what a reader checks first, in this order:
 
-1. **Guidance**: a leading facet label ("Methods:") is removed and a sentence that
+1. **Pointers and guidance**: citation markers ("[1]–[5]", "(Smith et al., 2019)")
+   and parenthesised display references ("(Table 2)") are removed, and a sentence
+   that still names a table or figure ("Baseline data are shown in Table 1.") is
+   dropped. A leading facet label ("Methods:") is removed and a sentence that
    restates the facet guidance instead of the article is dropped.
 2. **Numbers**: a sentence with a number, unit or P value the article does not give
    is replaced by the closest facet-summary sentence whose numbers the article gives,
@@ -35,6 +38,7 @@ from veriscribe.checks.wording import CaseIndex, content_words, repair_case, wor
 from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
+from veriscribe.text.pointers import points_to_display, strip_pointers
 from veriscribe.text.wording import sentences_of
 
 __all__ = [
@@ -57,12 +61,13 @@ REDUNDANT = 0.5
 """A sentence is redundant when this share of its content words is in another."""
 REPLACEMENT_OVERLAP = 0.3
 """A facet-summary sentence replaces a dropped one only when it shares this much."""
-_CITATION = re.compile(r"\[[\d,;\s\u2013-]+\]")
 PATTERN_WORDS = 3
 """Sentences that open with the same this many words repeat a pattern."""
 REPEATED_TRIGRAMS = 0.5
 """A sentence this share of whose word trigrams are in earlier ones repeats them."""
 CHECK_FALLBACKS = (
+    "pointers_removed:",
+    "pointers_dropped:",
     "guidance_dropped:",
     "numbers_dropped:",
     "patterns_dropped:",
@@ -85,6 +90,10 @@ class CheckRecord(TypedDict):
     trimmed: list[str]
     added: list[str]
     labels_stripped: int
+    pointers_removed: int
+    """Citation markers and parenthesised display references removed."""
+    pointers_dropped: list[str]
+    """Sentences that named a table or figure of the article."""
     guidance_dropped: list[str]
     number_precision: float | None
     """The share of the model's numbers that the article gives (None: it had none)."""
@@ -131,32 +140,44 @@ class Screened:
 
     kept: list[str]
     labels_stripped: int
+    pointers_removed: int
+    pointers_dropped: list[str]
     guidance_dropped: list[str]
     numbers_dropped: list[str]
     numbers_replaced: list[str]
 
 
 def _passes(sentence: str, article: ArticleView) -> bool:
-    return not echoes_guidance(sentence, article.words) and not (
-        article.numbers.unsupported(sentence)
+    return not (
+        points_to_display(sentence)
+        or echoes_guidance(sentence, article.words)
+        or article.numbers.unsupported(sentence)
     )
 
 
 def screen_sentences(
     sentences: list[str], article: ArticleView, spares: list[str]
 ) -> Screened:
-    """Strip facet labels, drop guidance echoes, replace or drop unsupported numbers.
+    """Strip pointers and facet labels, drop guidance echoes and sentences that
+    name a display item, replace or drop those with unsupported numbers.
 
-    ``spares`` are the facet-summary sentences a sentence with a wrong number may be
-    replaced by: the one sharing most content words with it (at least 30%) whose
-    numbers the article gives, and not already used.
+    ``spares`` are the facet-summary sentences (pointers already stripped) a
+    sentence with a wrong number may be replaced by: the one sharing most content
+    words with it (at least 30%) that passes every check, and not already used.
     """
-    result = Screened([], 0, [], [], [])
+    result = Screened([], 0, 0, [], [], [], [])
     for raw in sentences:
-        sentence, stripped = strip_facet_label(raw)
+        sentence, removed = strip_pointers(raw)
+        result.pointers_removed += removed
+        sentence, stripped = strip_facet_label(sentence)
         result.labels_stripped += stripped
         if echoes_guidance(sentence, article.words):
             result.guidance_dropped.append(raw)
+            continue
+        if points_to_display(sentence):
+            # It says where something is, not what: the length check may add a
+            # facet-summary sentence in its place.
+            result.pointers_dropped.append(raw)
             continue
         if not article.numbers.unsupported(sentence):
             result.kept.append(sentence)
@@ -250,7 +271,7 @@ def _facet_positions(sentences: list[str], facets: list[str]) -> list[int]:
 
 def _states_data(sentence: str) -> bool:
     """Tell whether a sentence gives a number (a citation marker is not one)."""
-    return any(c.isdigit() for c in _CITATION.sub("", sentence))
+    return any(c.isdigit() for c in strip_pointers(sentence)[0])
 
 
 def _redundancy(sentences: list[str], index: int) -> float:
@@ -382,7 +403,7 @@ def check_abstract(
     article = ArticleView.of(body)
     facets = [p.strip() for p in draft.split("\n\n") if p.strip()]
     spare_pairs = [
-        (i, strip_facet_label(sentence)[0])
+        (i, strip_facet_label(strip_pointers(sentence)[0])[0])
         for i, facet in enumerate(facets)
         for sentence in sentences_of(facet)
     ]
@@ -407,6 +428,8 @@ def check_abstract(
         trimmed=trimmed,
         added=added,
         labels_stripped=screened.labels_stripped,
+        pointers_removed=screened.pointers_removed,
+        pointers_dropped=screened.pointers_dropped,
         guidance_dropped=screened.guidance_dropped,
         number_precision=number_precision(abstract, article.numbers),
         numbers_dropped=screened.numbers_dropped,
@@ -421,6 +444,16 @@ def check_abstract(
 def fallbacks_of(record: CheckRecord) -> list[str]:
     """Return the fallbacks a check record reports: every check that changed text."""
     notes = []
+    if record["pointers_removed"]:
+        notes.append(
+            f"pointers_removed: {record['pointers_removed']} citation markers or "
+            "table and figure references removed"
+        )
+    if record["pointers_dropped"]:
+        notes.append(
+            f"pointers_dropped: {len(record['pointers_dropped'])} sentences named a "
+            "table or figure of the article"
+        )
     if record["guidance_dropped"]:
         notes.append(
             f"guidance_dropped: {len(record['guidance_dropped'])} sentences restated "
