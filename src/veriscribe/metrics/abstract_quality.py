@@ -6,8 +6,8 @@ of the article (or open with a facet label such as "Methods:"); words with a let
 of a script the article does not use; words capitalised mid-sentence that the
 article writes only in lower case; citation markers and table or figure references
 that point into an article the reader does not have; the share of its word
-trigrams that repeat an earlier one; and the share of its numbers (with units and P comparisons) that the
-article gives.
+trigrams that repeat an earlier one; and the share of its numbers (with units and P
+comparisons) that the article gives.
 """
 
 from __future__ import annotations

@@ -158,9 +158,10 @@ def _passes(sentence: str, article: ArticleView) -> bool:
 def screen_sentences(
     sentences: list[str], article: ArticleView, spares: list[str]
 ) -> Screened:
-    """Strip pointers and facet labels, drop guidance echoes and sentences that
-    name a display item, replace or drop those with unsupported numbers.
+    """Strip pointers and labels; drop echoes and display sentences; mend numbers.
 
+    Guidance echoes and sentences that name a table or figure are dropped; a
+    sentence with a number the article does not give is replaced or dropped.
     ``spares`` are the facet-summary sentences (pointers already stripped) a
     sentence with a wrong number may be replaced by: the one sharing most content
     words with it (at least 30%) that passes every check, and not already used.

@@ -1,0 +1,58 @@
+"""The semantic choice only chooses among the sentences the checker certifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from veriscribe.checks.support import self_certifies
+from veriscribe.nodes.qa.answer import select_units
+from veriscribe.retrieval.units import (
+    SectionText,
+    answer_text,
+    choose_units,
+    score_units,
+)
+
+QUESTION = "Which comorbidities make the risks of opioid therapy outweigh benefits?"
+# A unit of the cpgQA passage that opens inside a parenthesis: no quote of it passes
+# the certification checks on its own.
+FRAGMENT = "fibromyalgia), medical or mental health comorbidities that increase risk"
+
+
+def passage(shared_data: Path, passage_id: str) -> SectionText:
+    path = shared_data / "guidelines" / "cpgqa" / "passages.jsonl"
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row["passage_id"] == passage_id:
+            return SectionText(row["passage_id"], row["title"], row["text"])
+    raise AssertionError(passage_id)
+
+
+def fragment_first(texts: list[str]) -> np.ndarray:
+    """An encoder that finds the fragment closest to any question, all else far."""
+    rows = np.zeros((len(texts), 2), dtype=np.float32)
+    for i, text in enumerate(texts):
+        close = i == 0 or text.startswith(FRAGMENT)
+        rows[i] = (1.0, 0.0) if close else (0.6, 0.8)
+    return rows
+
+
+async def test_the_most_similar_sentence_is_passed_over_when_not_certified(
+    shared_data: Path,
+) -> None:
+    section = passage(shared_data, "p049")
+    units = score_units(QUESTION, [section])
+    fragment = next(u for u in units if u.text.startswith(FRAGMENT))
+    assert not self_certifies(answer_text(fragment.text), section.text)
+    # Chosen by similarity from every unit, the fragment would lead the answer ...
+    similarity = {(u.key, u.position): 1.0 if u is fragment else 0.6 for u in units}
+    assert choose_units(units, similarity=similarity).units[0] is fragment
+    # ... but the selection sees only what the checker certifies.
+    selection = await select_units(QUESTION, [section], 3, encoder=fragment_first)
+    assert selection.units, "a certified sentence still answers"
+    for unit in selection.units:
+        assert not unit.text.startswith(FRAGMENT)
+        assert self_certifies(answer_text(unit.text), section.text)
