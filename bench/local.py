@@ -215,6 +215,7 @@ QUALITY_COLUMNS = (
     ("guidance_echoes", "echoes", ".0f"),
     ("foreign_script_words", "foreign", ".0f"),
     ("case_changes", "case", ".0f"),
+    ("bent_words", "bent", ".0f"),
     ("pointers", "pointers", ".0f"),
     ("repeated_trigrams", "rep3", ".3f"),
     ("number_precision", "numbers", ".3f"),
@@ -319,7 +320,8 @@ async def main() -> None:
         f"support={s.get('support', float('nan')):.3f} "
         f"words={s['words_mean']:.0f} within={s['within_length']:.2f} "
         f"echoes={s['guidance_echoes']:.0f} case={s['case_changes']:.0f} "
-        f"pointers={s['pointers']:.0f} numbers={s['number_precision']:.3f}"
+        f"bent={s['bent_words']:.0f} pointers={s['pointers']:.0f} "
+        f"numbers={s['number_precision']:.3f}"
     )
 
 

@@ -172,6 +172,8 @@ class AbstractChecks(Result):
     """Sentences that repeated an earlier sentence's opening or wording."""
     patterns_replaced: list[str] = []
     """Facet-summary sentences used in their place."""
+    word_repairs: list[str] = []
+    """Bent words put back as the article writes them, as ``bent -> article's``."""
     case_repairs: list[str]
     """Words capitalised mid-sentence that the article writes in lower case, as
     they were before being lower-cased."""

@@ -497,7 +497,7 @@ async def test_refine_asks_for_the_length_and_trims_an_abstract_that_runs_over(
     store: Store,
 ) -> None:
     # 24 sentences of 20 words: 480 words against 250 asked
-    reply = " ".join(topic_sentence(t + k) for k in "xyz" for t in TOPICS)
+    reply = " ".join(topic_sentence(k + t) for k in "xyz" for t in TOPICS)
     chat = ScriptedChatModel(
         responder=responder(refine=lambda p: json.dumps({"abstract": reply}))
     )

@@ -149,7 +149,7 @@ def test_a_wrong_number_with_no_close_draft_sentence_is_dropped() -> None:
 
 
 def test_check_abstract_holds_the_length_and_reports_it() -> None:
-    more = [f"{t}x" for t in TOPICS[:6]]
+    more = [f"q{t}" for t in TOPICS[:6]]
     abstract = " ".join(sentence(t) for t in TOPICS + more)  # 360 words
     text, record, fallbacks = check_abstract(abstract, DRAFT, BODY * 2, 250)
     assert 200 <= record["words"] <= 300 == 300
@@ -246,4 +246,16 @@ def test_citations_and_display_references_never_reach_the_reader() -> None:
     assert [f.split(":")[0] for f in fallbacks] == [
         "pointers_removed",
         "pointers_dropped",
+    ]
+
+
+def test_a_bent_word_is_put_back_and_reported() -> None:
+    body = BODY + "\n\nPatients on systemic glucocorticoids were excluded."
+    abstract = "Those on systematic glucocorticoids were excluded."
+    text, record, fallbacks = check_abstract(abstract, "", body, 0)
+    assert text == "Those on systemic glucocorticoids were excluded."
+    assert record["word_repairs"] == ["systematic -> systemic"]
+    assert fallbacks == [
+        "words_mended: 1 words put back as the article writes them "
+        "(systematic -> systemic)"
     ]

@@ -30,6 +30,7 @@ def test_a_clean_abstract_scores_clean() -> None:
         "guidance_echoes": 0.0,
         "foreign_script_words": 0.0,
         "case_changes": 0.0,
+        "bent_words": 0.0,
         "pointers": 0.0,
         "repeated_trigrams": 0.0,
         "number_precision": 1.0,

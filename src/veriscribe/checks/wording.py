@@ -3,7 +3,10 @@
 A small model that is kept from copying its source rewords in ways a reader notices
 at once: a word capitalised mid-sentence that the article writes in lower case ("may
 be Highly Relevant"), a letter of another script in place of a Latin one, the same
-phrase again and again. These helpers find them; :func:`repair_case` mends the first.
+phrase again and again, a word bent out of shape where the article's word was kept
+from it ("worker productive" for the article's "worker productivity", "mosques" for
+"mosquitoes", "Tokyo encephalitis" for "Japanese encephalitis"). These helpers find
+them; :func:`repair_case` mends the first and :func:`repair_words` the last.
 
 A word is *mid-sentence* unless it is the first word of its paragraph or follows a
 sentence end (``.``, ``!``, ``?``, ``:``, possibly with a quote or bracket between).
@@ -13,19 +16,25 @@ mid-sentence spellings count as evidence that a word is a name.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from rapidfuzz import fuzz
+
 __all__ = [
     "CaseIndex",
     "STOP_WORDS",
+    "WordContexts",
+    "bent_words",
     "case_changes",
     "content_words",
     "foreign_script_words",
     "repair_case",
+    "repair_words",
     "repeated_trigram_share",
     "scripts_of",
     "word_count",
@@ -178,3 +187,135 @@ def repeated_trigram_share(text: str) -> float:
         return float("nan")
     counts = Counter(grams)
     return sum(n - 1 for n in counts.values()) / len(grams)
+
+
+BENT_PREFIX = 4
+"""A bent word shares at least this many first letters with the article's word ..."""
+BENT_SIMILARITY = 70.0
+"""... and is this similar to it (rapidfuzz ratio, 0-100) when the article has it
+between the same two words, ..."""
+CLOSE_SIMILARITY = 90.0
+"""... or this similar when it has it beside one of them."""
+_INFLECTION = re.compile(r"(?:ing|ed|es|(?<!s)s|d)$")
+
+
+def _inflected(word: str) -> str:
+    """Return a word without its inflection: "suggests", "suggested" -> "suggest"."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return _INFLECTION.sub("", word).rstrip("e")
+
+
+@dataclass
+class WordContexts:
+    """The article's words (lower-cased) with the words beside them.
+
+    Words are read across punctuation but not across paragraphs.
+    """
+
+    words: set[str] = field(default_factory=set)
+    after: dict[str, Counter[str]] = field(default_factory=dict)
+    """For a word, the words that follow it and how often."""
+    before: dict[str, Counter[str]] = field(default_factory=dict)
+    between: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
+    """For a pair of words, the words found between them."""
+    spelling: dict[str, str] = field(default_factory=dict)
+    """How the article writes each word where it is not a sentence's first."""
+
+    @classmethod
+    def of(cls, article: str) -> WordContexts:
+        """Index an article's words and their neighbours."""
+        index = cls()
+        for paragraph in _PARAGRAPH_BREAK.split(article):
+            words = [m.group(0) for m in _WORD.finditer(paragraph)]
+            lower = [w.lower() for w in words]
+            index.words.update(lower)
+            for word, key in zip(words, lower, strict=True):
+                if word.islower() or key not in index.spelling:
+                    index.spelling.setdefault(key, word)
+            for i, (left, right) in enumerate(itertools.pairwise(lower)):
+                index.after.setdefault(left, Counter())[right] += 1
+                index.before.setdefault(right, Counter())[left] += 1
+                if i + 2 < len(lower):
+                    pair = (left, lower[i + 2])
+                    index.between.setdefault(pair, Counter())[right] += 1
+        return index
+
+    def mend(self, word: str, left: str | None, right: str | None) -> str | None:
+        """Return the article's word that ``word`` is a bent form of, if any.
+
+        Only a word the article never uses is mended, and only to a word the
+        article writes next to the same neighbour: one that starts with the same
+        :data:`BENT_PREFIX` letters and is :data:`BENT_SIMILARITY` alike ("productive"
+        after "worker" where the article writes "worker productivity"), or, for a
+        name (capitalised mid-sentence), the article's name between the same two
+        words ("and Tokyo encephalitis" where it writes "and Japanese encephalitis").
+        """
+        key = word.lower()
+        if len(key) < BENT_PREFIX or key in self.words or key in STOP_WORDS:
+            return None
+        around = (
+            self.between.get((left, right), Counter())
+            if left is not None and right is not None
+            else Counter()
+        )
+        beside: Counter[str] = Counter()
+        if left is not None:
+            beside.update(self.after.get(left, Counter()))
+        if right is not None:
+            beside.update(self.before.get(right, Counter()))
+        bent = [
+            (other in around, fuzz.ratio(key, other), count, other)
+            for other, count in beside.items()
+            if other[:BENT_PREFIX] == key[:BENT_PREFIX]
+            and _inflected(other) != _inflected(key)
+            and fuzz.ratio(key, other)
+            >= (BENT_SIMILARITY if other in around else CLOSE_SIMILARITY)
+        ]
+        if bent:
+            return self.spelling[max(bent)[3]]
+        if _is_title(word) and left is not None and right is not None:
+            names = [
+                (count, other)
+                for other, count in self.between.get((left, right), Counter()).items()
+                if _is_title(self.spelling[other])
+            ]
+            if names:
+                return self.spelling[max(names)[1]]
+        return None
+
+
+def _bent(text: str, index: WordContexts) -> Iterator[tuple[re.Match[str], str]]:
+    """Yield each bent word of a one-paragraph text and the article's word for it."""
+    matches = list(_WORD.finditer(text))
+    for i, match in enumerate(matches):
+        left = matches[i - 1].group(0).lower() if i else None
+        right = matches[i + 1].group(0).lower() if i + 1 < len(matches) else None
+        mended = index.mend(match.group(0), left, right)
+        if mended is None:
+            continue
+        if _starts_sentence(text, match.start()):
+            mended = mended[:1].upper() + mended[1:]
+        yield match, mended
+
+
+def bent_words(text: str, index: WordContexts) -> list[str]:
+    """Return the words :func:`repair_words` would mend, as ``bent -> article's``."""
+    return [f"{match.group(0)} -> {mended}" for match, mended in _bent(text, index)]
+
+
+def repair_words(text: str, index: WordContexts) -> tuple[str, list[str]]:
+    """Put back the article's word where the text bent it; return text and changes.
+
+    See :meth:`WordContexts.mend` for which words are mended. The changes read
+    ``bent -> article's``.
+    """
+    pieces: list[str] = []
+    changes: list[str] = []
+    last = 0
+    for match, mended in _bent(text, index):
+        pieces.append(text[last : match.start()] + mended)
+        last = match.end()
+        changes.append(f"{match.group(0)} -> {mended}")
+    pieces.append(text[last:])
+    return "".join(pieces), changes

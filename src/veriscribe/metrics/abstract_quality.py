@@ -4,7 +4,8 @@ Per abstract, against its article and the asked length: its words and whether th
 are within 20% of the asked length; sentences that restate the facet guidance instead
 of the article (or open with a facet label such as "Methods:"); words with a letter
 of a script the article does not use; words capitalised mid-sentence that the
-article writes only in lower case; citation markers and table or figure references
+article writes only in lower case; words bent out of the article's shape (the
+article writes a near form between the same words); citation markers and table or figure references
 that point into an article the reader does not have; the share of its word
 trigrams that repeat an earlier one; and the share of its numbers (with units and P
 comparisons) that the article gives.
@@ -17,6 +18,8 @@ from collections.abc import Mapping, Sequence
 
 from veriscribe.checks.wording import (
     CaseIndex,
+    WordContexts,
+    bent_words,
     case_changes,
     content_words,
     foreign_script_words,
@@ -44,6 +47,7 @@ QUALITY_METRICS: dict[str, str] = {
     "guidance_echoes": "lower",
     "foreign_script_words": "lower",
     "case_changes": "lower",
+    "bent_words": "lower",
     "pointers": "lower",
     "repeated_trigrams": "lower",
     "number_precision": "higher",
@@ -84,6 +88,7 @@ def abstract_quality(abstract: str, article: str, words: int = 250) -> dict[str,
         "guidance_echoes": float(len(guidance_echoes(abstract, article))),
         "foreign_script_words": float(len(foreign_script_words(abstract, article))),
         "case_changes": float(len(case_changes(abstract, CaseIndex.of(article)))),
+        "bent_words": float(len(bent_words(abstract, WordContexts.of(article)))),
         "pointers": float(pointer_count(abstract)),
         "repeated_trigrams": repeated_trigram_share(abstract),
         "number_precision": math.nan if precision is None else precision,
@@ -95,8 +100,8 @@ def quality_summary(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
 
     Returns:
         ``words_mean``, ``words_max``, ``within_length`` (the share within 20%),
-        ``guidance_echoes``, ``foreign_script_words``, ``case_changes`` and
-        ``pointers`` (totals),
+        ``guidance_echoes``, ``foreign_script_words``, ``case_changes``,
+        ``bent_words`` and ``pointers`` (totals),
         ``repeated_trigrams`` and ``number_precision`` (means over the abstracts
         where they are defined); NaN where no abstract defines them.
     """
@@ -116,6 +121,7 @@ def quality_summary(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
         "guidance_echoes": sum(finite("guidance_echoes")),
         "foreign_script_words": sum(finite("foreign_script_words")),
         "case_changes": sum(finite("case_changes")),
+        "bent_words": sum(finite("bent_words")),
         "pointers": sum(finite("pointers")),
         "repeated_trigrams": mean("repeated_trigrams"),
         "number_precision": mean("number_precision"),

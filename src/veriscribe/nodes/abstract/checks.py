@@ -20,7 +20,11 @@ what a reader checks first, in this order:
    number (data is what a reader looks for), then those of the facet said most
    about; one under it by more than 20%, of an article with enough text, gains
    facet-summary sentences it lacks, each placed beside its facet.
-5. **Case**: a word capitalised mid-sentence that the article writes only in lower
+5. **Bent words**: a word the article never uses, in a place where the article
+   writes a near form of it between the same words, becomes the article's word
+   ("worker productive" -> "worker productivity", "systematic glucocorticoids" ->
+   "systemic glucocorticoids"; see `veriscribe.checks.wording.WordContexts`).
+6. **Case**: a word capitalised mid-sentence that the article writes only in lower
    case is lower-cased.
 
 Every change is recorded in a :class:`CheckRecord` and, when it changed the text,
@@ -34,7 +38,14 @@ import re
 from dataclasses import dataclass
 from typing import TypedDict
 
-from veriscribe.checks.wording import CaseIndex, content_words, repair_case, word_count
+from veriscribe.checks.wording import (
+    CaseIndex,
+    WordContexts,
+    content_words,
+    repair_case,
+    repair_words,
+    word_count,
+)
 from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
@@ -72,6 +83,7 @@ CHECK_FALLBACKS = (
     "numbers_dropped:",
     "patterns_dropped:",
     "length_",
+    "words_mended:",
 )
 """How the fallbacks the checks report begin (the others report failures)."""
 
@@ -103,6 +115,8 @@ class CheckRecord(TypedDict):
     patterns_dropped: list[str]
     patterns_replaced: list[str]
     """Facet-summary sentences used in place of those that repeated a pattern."""
+    word_repairs: list[str]
+    """Bent words put back as the article writes them, as ``bent -> article's``."""
     case_repairs: list[str]
 
 
@@ -113,6 +127,7 @@ class ArticleView:
     words: frozenset[str]
     numbers: ArticleNumbers
     case: CaseIndex
+    contexts: WordContexts
     length: int
     """Its words."""
 
@@ -123,6 +138,7 @@ class ArticleView:
             frozenset(content_words(body)),
             ArticleNumbers.of(body),
             CaseIndex.of(body),
+            WordContexts.of(body),
             word_count(body),
         )
 
@@ -421,7 +437,8 @@ def check_abstract(
         # Nothing of the model's abstract survived and nothing could be added: a
         # flawed abstract still says more than none.
         kept = [abstract.strip()]
-    text, repairs = repair_case(" ".join(kept), article.case)
+    mended, word_repairs = repair_words(" ".join(kept), article.contexts)
+    text, repairs = repair_case(mended, article.case)
     record = CheckRecord(
         words_asked=words,
         words=word_count(text),
@@ -437,6 +454,7 @@ def check_abstract(
         numbers_replaced=screened.numbers_replaced,
         patterns_dropped=patterns_dropped,
         patterns_replaced=patterns_replaced,
+        word_repairs=word_repairs,
         case_repairs=repairs,
     )
     return text, record, fallbacks_of(record)
@@ -486,5 +504,10 @@ def fallbacks_of(record: CheckRecord) -> list[str]:
         notes.append(
             f"length_{record['length']}: {record['words']} words of the "
             f"{record['words_asked']} asked"
+        )
+    if record["word_repairs"]:
+        notes.append(
+            f"words_mended: {len(record['word_repairs'])} words put back as the "
+            f"article writes them ({', '.join(record['word_repairs'])})"
         )
     return notes

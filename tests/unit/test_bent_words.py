@@ -1,0 +1,68 @@
+"""Words bent out of the article's shape, put back as the article writes them."""
+
+from __future__ import annotations
+
+import pytest
+
+from veriscribe.checks.wording import WordContexts, bent_words, repair_words
+
+# Phrases of the bench articles where the 0.5B model, kept from copying, bent a word.
+ARTICLE = (
+    "The diseases reduce child development, worker productivity, and school "
+    "attendance. Patients on systemic glucocorticoids were excluded. Zika virus is "
+    "related to yellow fever, dengue, West Nile and Japanese encephalitis viruses, "
+    "and is kept in a cycle of primates and mosquitoes, with epizootics in monkeys. "
+    "Telomere dysfunction and mitochondrial compromise were studied. "
+    "Our data suggests that mortality increased in 2010."
+)
+INDEX = WordContexts.of(ARTICLE)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "It lowers worker productive, and attendance.",
+            "It lowers worker productivity, and attendance.",
+        ),
+        (
+            "Those on systematic glucocorticoids were excluded.",
+            "Those on systemic glucocorticoids were excluded.",
+        ),
+        (
+            "It is akin to West Nile and Tokyo encephalitis viruses.",
+            "It is akin to West Nile and Japanese encephalitis viruses.",
+        ),
+        (
+            "Primates and mosques, with outbreaks.",
+            "Primates and mosquitoes, with outbreaks.",
+        ),
+        ("Mitochondri compromise was seen.", "Mitochondrial compromise was seen."),
+    ],
+)
+def test_a_bent_word_becomes_the_article_word_in_that_place(
+    text: str, expected: str
+) -> None:
+    mended, changes = repair_words(text, INDEX)
+    assert mended == expected
+    assert len(changes) == 1 and changes == bent_words(text, INDEX)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Another inflection of the article's word is grammar, not a bent word.
+        "Our results suggest that mortality increased.",
+        # A word the article uses is the article's word.
+        "Mortality increased in 2010.",
+        # A new word with no article word near it in form, or none in that place.
+        "Mortality decreased in 2010.",
+        "Worker output fell, and attendance too.",
+        "The productive workers stayed.",
+        # A name where the article has no name between the same words.
+        "Telomere dysfunction and Tokyo compromise were studied.",
+    ],
+)
+def test_what_is_not_bent_is_left_alone(text: str) -> None:
+    assert repair_words(text, INDEX) == (text, [])
+    assert bent_words(text, INDEX) == []
