@@ -155,6 +155,8 @@ class AbstractChecks(Result):
     """Facet-summary sentences added to reach it."""
     labels_stripped: int
     """Leading facet labels ("Methods:") removed."""
+    endings_mended: int = 0
+    """Sentences that ended on a dangling word ("..., and."), ended before it."""
     pointers_removed: int = 0
     """Citation markers and parenthesised table or figure references removed."""
     pointers_dropped: list[str] = []

@@ -259,3 +259,11 @@ def test_a_bent_word_is_put_back_and_reported() -> None:
         "words_mended: 1 words put back as the article writes them "
         "(systematic -> systemic)"
     ]
+
+
+def test_a_sentence_ending_on_a_dangling_word_ends_before_it() -> None:
+    abstract = "The sepsis sepsisa changed, and. The kidneys kidneysa changed."
+    text, record, fallbacks = check_abstract(abstract, "", BODY, 0)
+    assert text == "The sepsis sepsisa changed. The kidneys kidneysa changed."
+    assert record["endings_mended"] == 1
+    assert fallbacks == ["endings_mended: 1 sentences ended on a dangling word"]

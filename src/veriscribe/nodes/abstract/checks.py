@@ -7,7 +7,8 @@ what a reader checks first, in this order:
    and parenthesised display references ("(Table 2)") are removed, and a sentence
    that still names a table or figure ("Baseline data are shown in Table 1.") is
    dropped. A leading facet label ("Methods:") is removed and a sentence that
-   restates the facet guidance instead of the article is dropped.
+   restates the facet guidance instead of the article is dropped; a sentence that
+   ends on a dangling word ("... to ZIKV, and.") ends before it.
 2. **Numbers**: a sentence with a number, unit or P value the article does not give
    is replaced by the closest facet-summary sentence whose numbers the article gives,
    or dropped.
@@ -76,7 +77,12 @@ PATTERN_WORDS = 3
 """Sentences that open with the same this many words repeat a pattern."""
 REPEATED_TRIGRAMS = 0.5
 """A sentence this share of whose word trigrams are in earlier ones repeats them."""
+_DANGLING = re.compile(
+    r",?\s+(?:and|or|but|nor|of|the|an|a)"
+    r"([.!?])$"
+)
 CHECK_FALLBACKS = (
+    "endings_mended:",
     "pointers_removed:",
     "pointers_dropped:",
     "guidance_dropped:",
@@ -102,6 +108,8 @@ class CheckRecord(TypedDict):
     trimmed: list[str]
     added: list[str]
     labels_stripped: int
+    endings_mended: int
+    """Sentences that ended on a dangling word ("..., and."), ended before it."""
     pointers_removed: int
     """Citation markers and parenthesised display references removed."""
     pointers_dropped: list[str]
@@ -156,6 +164,7 @@ class Screened:
 
     kept: list[str]
     labels_stripped: int
+    endings_mended: int
     pointers_removed: int
     pointers_dropped: list[str]
     guidance_dropped: list[str]
@@ -182,10 +191,12 @@ def screen_sentences(
     sentence with a wrong number may be replaced by: the one sharing most content
     words with it (at least 30%) that passes every check, and not already used.
     """
-    result = Screened([], 0, 0, [], [], [], [])
+    result = Screened([], 0, 0, 0, [], [], [], [])
     for raw in sentences:
         sentence, removed = strip_pointers(raw)
         result.pointers_removed += removed
+        sentence, dangling = _DANGLING.subn(r"\1", sentence)
+        result.endings_mended += dangling
         sentence, stripped = strip_facet_label(sentence)
         result.labels_stripped += stripped
         if echoes_guidance(sentence, article.words):
@@ -446,6 +457,7 @@ def check_abstract(
         trimmed=trimmed,
         added=added,
         labels_stripped=screened.labels_stripped,
+        endings_mended=screened.endings_mended,
         pointers_removed=screened.pointers_removed,
         pointers_dropped=screened.pointers_dropped,
         guidance_dropped=screened.guidance_dropped,
@@ -463,6 +475,11 @@ def check_abstract(
 def fallbacks_of(record: CheckRecord) -> list[str]:
     """Return the fallbacks a check record reports: every check that changed text."""
     notes = []
+    if record["endings_mended"]:
+        notes.append(
+            f"endings_mended: {record['endings_mended']} sentences ended on a "
+            "dangling word"
+        )
     if record["pointers_removed"]:
         notes.append(
             f"pointers_removed: {record['pointers_removed']} citation markers or "
