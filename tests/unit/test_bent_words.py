@@ -13,7 +13,8 @@ ARTICLE = (
     "related to yellow fever, dengue, West Nile and Japanese encephalitis viruses, "
     "and is kept in a cycle of primates and mosquitoes, with epizootics in monkeys. "
     "Telomere dysfunction and mitochondrial compromise were studied. "
-    "Our data suggests that mortality increased in 2010."
+    "Our data suggests that mortality increased in 2010. The finding suggests it. "
+    "It was made by commercial software."
 )
 INDEX = WordContexts.of(ARTICLE)
 
@@ -51,8 +52,11 @@ def test_a_bent_word_becomes_the_article_word_in_that_place(
 @pytest.mark.parametrize(
     "text",
     [
-        # Another inflection of the article's word is grammar, not a bent word.
+        # Another inflection of the article's word is grammar, not a bent word, and
+        # an adverb may be right where its adjective is in the article.
         "Our results suggest that mortality increased.",
+        "The findings suggest that mortality increased.",
+        "It was made by commercially available software.",
         # A word the article uses is the article's word.
         "Mortality increased in 2010.",
         # A new word with no article word near it in form, or none in that place.

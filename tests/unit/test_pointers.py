@@ -44,6 +44,7 @@ from veriscribe.text.pointers import (
             1,
         ),
         ("As Figure 2 shows, mortality fell.", "Mortality fell.", 1),
+        ("The PCR was positive (figure 2).", "The PCR was positive.", 1),
     ],
 )
 def test_markers_and_lead_ins_are_removed(
@@ -57,7 +58,7 @@ def test_markers_and_lead_ins_are_removed(
     [
         "Mortality was 12% (95% CI 10 to 14) in 412 adults (n = 412).",
         "Genes [such as TP53] were sequenced in 2019 (Table salt aside).",
-        "The table 2 group and the figure of 8 knot were compared.",
+        "The figure of 8 knot and the table of 12 drugs were compared.",
         "Smith et al. 2019 reported it first.",
     ],
 )

@@ -196,14 +196,27 @@ BENT_SIMILARITY = 70.0
 between the same two words, ..."""
 CLOSE_SIMILARITY = 90.0
 """... or this similar when it has it beside one of them."""
-_INFLECTION = re.compile(r"(?:ing|ed|es|(?<!s)s|d)$")
+_INFLECTION = re.compile(r"(?:ing|ed|es|(?<!s)s|d|ly)$")
 
 
 def _inflected(word: str) -> str:
     """Return a word without its inflection: "suggests", "suggested" -> "suggest"."""
     if word.endswith("ies"):
         return word[:-3] + "y"
+    if word.endswith("ically"):
+        return word[:-4]  # "dynamically" -> "dynamic"
     return _INFLECTION.sub("", word).rstrip("e")
+
+
+def _inflections(word: str, other: str) -> bool:
+    """Tell whether two words are forms of one: "findings" and "finding", "found".
+
+    An adverb and its adjective count as one word too: "independently associated"
+    and "commercially available" are right where "independent" would be wrong, and
+    only a parser could tell those from "an independently factor".
+    """
+    ours, theirs = _inflected(word), _inflected(other)
+    return ours == theirs or _inflected(ours) == theirs or ours == _inflected(theirs)
 
 
 @dataclass
@@ -245,7 +258,8 @@ class WordContexts:
         """Return the article's word that ``word`` is a bent form of, if any.
 
         Only a word the article never uses is mended, and only to a word the
-        article writes next to the same neighbour: one that starts with the same
+        article writes next to the same neighbour, not another form of it (see
+        `_inflections`): one that starts with the same
         :data:`BENT_PREFIX` letters and is :data:`BENT_SIMILARITY` alike ("productive"
         after "worker" where the article writes "worker productivity"), or, for a
         name (capitalised mid-sentence), the article's name between the same two
@@ -268,7 +282,7 @@ class WordContexts:
             (other in around, fuzz.ratio(key, other), count, other)
             for other, count in beside.items()
             if other[:BENT_PREFIX] == key[:BENT_PREFIX]
-            and _inflected(other) != _inflected(key)
+            and not _inflections(key, other)
             and fuzz.ratio(key, other)
             >= (BENT_SIMILARITY if other in around else CLOSE_SIMILARITY)
         ]

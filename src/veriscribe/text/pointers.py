@@ -26,9 +26,9 @@ __all__ = [
 _RANGE = r"\s*(?:[,;\u2013\u2014-]|and|&)\s*"
 _NUMBER = r"S?\d+[A-Za-z]?(?:\s*[\u2013-]\s*[A-Za-z])?"
 _DISPLAY = (
-    r"(?:(?:Supplementary|Supporting|Additional|Extended\s+Data)\s+)?"
-    r"(?:Tables?|Fig(?:ure)?s?\.?|Boxe?s?|Appendix|Appendices|Files?|Videos?)"
-    rf"\s+{_NUMBER}(?:{_RANGE}(?:(?:Tables?|Fig(?:ure)?s?\.?)\s+)?{_NUMBER})*"
+    r"(?:(?i:supplementary|supporting|additional|extended\s+data)\s+)?"
+    r"(?i:tables?|fig(?:ure)?s?\.?|boxe?s?|appendix|appendices|files?|videos?)"
+    rf"\s+{_NUMBER}(?:{_RANGE}(?:(?i:tables?|fig(?:ure)?s?\.?)\s+)?{_NUMBER})*"
 )
 # A parenthesis that opens with a display item: "(Table 2)", "(see Fig. 3B)",
 # "(Figure 2A, Figure 2\u2014figure supplement 1)", "[Figure 1 and Table S2]".
