@@ -17,8 +17,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from stores import scalar
-from veriscribe.cli import render
 from veriscribe.cli.app import app
+from veriscribe.cli.render import batch as render
+from veriscribe.cli.render.shared import duration
 from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import BatchProgress, run_batch
 from veriscribe.settings import Settings
@@ -132,7 +133,7 @@ def test_progress_line_and_view_render() -> None:
     console.print(view._render())
     text = console.export_text()
     assert "run run-abc" in text and "4/10 articles" in text
-    assert render.duration(3725) == "1h02m" and render.duration(65) == "1m05s"
+    assert duration(3725) == "1h02m" and duration(65) == "1m05s"
 
 
 def test_killed_batch_resumes_without_repeating_a_finished_call(

@@ -248,7 +248,7 @@ def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 def test_a_bug_outside_the_service_call_is_caught_too(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from veriscribe.cli import render
+    from veriscribe.cli.render import corpus as render
 
     async def rows(*_: Any) -> list[Any]:
         return []

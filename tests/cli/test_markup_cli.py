@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from veriscribe.cli import render, terminal
+from veriscribe.cli import terminal
 from veriscribe.cli.app import app
+from veriscribe.cli.render import abstracts as render
 from veriscribe.cli.terminal import SafeConsole
 
 runner = CliRunner()

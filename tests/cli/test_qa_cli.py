@@ -18,8 +18,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from qa_helpers import GUIDELINE, cite
-from veriscribe.cli import render, terminal
+from veriscribe.cli import terminal
 from veriscribe.cli.app import app
+from veriscribe.cli.render import answers as render
 from veriscribe.results import CheckedAnswer
 
 runner = CliRunner()

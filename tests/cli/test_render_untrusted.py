@@ -10,8 +10,10 @@ concealed or a clickable style.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import io
+import pkgutil
 import types
 from collections.abc import Callable
 from functools import cache
@@ -26,6 +28,15 @@ from rich.console import Console
 from rich.segment import Segment
 
 from veriscribe.cli import render
+from veriscribe.cli.render import (
+    abstracts,
+    answers,
+    batch,
+    corpus,
+    doctor,
+    evaluate,
+    shared,
+)
 from veriscribe.cli.terminal import SafeConsole, sanitize
 from veriscribe.results import (
     AbstractResult,
@@ -336,7 +347,7 @@ def abstract_judge(s: str) -> dict[str, Any]:
 
 
 def abstract_progress(console: Console, s: str) -> None:
-    view = render.AbstractProgress(console, s)
+    view = abstracts.AbstractProgress(console, s)
     view.event("divide", {"groups": {s: [0, 1]}, "fallbacks": [s]})
     view.event("facet", {"results": [{"name": s, "status": "ok"}]})
     console.print(view._render())
@@ -344,82 +355,84 @@ def abstract_progress(console: Console, s: str) -> None:
 
 def batch_view(console: Console, s: str) -> None:
     for stage in ("registering", "working", "stopping"):
-        view = render.BatchView(console)
+        view = batch.BatchView(console)
         view.progress = BatchProgress(s, total=4, done=1, failed=1, stage=stage)
         console.print(view._render())
 
 
 def count_progress(console: Console, s: str) -> None:
     # Its description is the code's own; the counts are numbers.
-    with render.CountProgress(console, "naive baseline") as view:
+    with evaluate.CountProgress(console, "naive baseline") as view:
         view(1, 2)
 
 
 def ingest_progress(console: Console, s: str) -> None:
-    with render.ingest_progress(console) as update:
+    with corpus.ingest_progress(console) as update:
         update(types.SimpleNamespace(stage=s, total=2, done=1, detail=s))
         update(types.SimpleNamespace(stage="store", total=0, done=0, detail=s))
 
 
 def qa_progress(console: Console, s: str) -> None:
-    with render.qa_progress(console, s) as update:
+    with answers.qa_progress(console, s) as update:
         for node in (s, "retrieve", "judge", "filter_claims"):
             update(node, {})
 
 
 def question_progress(console: Console, s: str) -> None:
-    with render.question_progress(console) as update:
+    with evaluate.question_progress(console) as update:
         update({"question": s}, 2)
         update({"question": None}, 2)
 
 
 def answer_set_progress(console: Console, s: str) -> None:
-    with render.answer_set_progress(console) as update:
+    with answers.answer_set_progress(console) as update:
         update(answer(s), 1, 2)
 
 
 Call = Callable[[Console, str], None]
 
 SHOWS_TEXT: dict[str, Call] = {
-    "error_line": lambda c, s: render.error_line(c, s),
-    "doctor_report": lambda c, s: render.doctor_report(c, fill(DoctorReport, s)),
+    "error_line": lambda c, s: shared.error_line(c, s),
+    "doctor_report": lambda c, s: doctor.doctor_report(c, fill(DoctorReport, s)),
     "AbstractProgress": abstract_progress,
-    "abstract_result": lambda c, s: render.abstract_result(c, fill(AbstractResult, s)),
-    "BatchView": batch_view,
-    "batch_line": lambda c, s: render.batch_line(c, fill(BatchSummary, s), errors=c),
-    "batch_summary": lambda c, s: render.batch_summary(c, fill(BatchSummary, s)),
-    "run_details": lambda c, s: render.run_details(c, fill(RunSummary, s)),
-    "endpoints_table": lambda c, s: c.print(
-        render.endpoints_table([fill(EndpointReport, s)])
+    "abstract_result": lambda c, s: abstracts.abstract_result(
+        c, fill(AbstractResult, s)
     ),
-    "runs_table": lambda c, s: render.runs_table(c, [fill(RunListing, s)]),
-    "abstract_eval_report": lambda c, s: render.abstract_eval_report(
+    "BatchView": batch_view,
+    "batch_line": lambda c, s: batch.batch_line(c, fill(BatchSummary, s), errors=c),
+    "batch_summary": lambda c, s: batch.batch_summary(c, fill(BatchSummary, s)),
+    "run_details": lambda c, s: batch.run_details(c, fill(RunSummary, s)),
+    "endpoints_table": lambda c, s: c.print(
+        batch.endpoints_table([fill(EndpointReport, s)])
+    ),
+    "runs_table": lambda c, s: batch.runs_table(c, [fill(RunListing, s)]),
+    "abstract_eval_report": lambda c, s: evaluate.abstract_eval_report(
         c, eval_abstracts(s)
     ),
-    "baseline_summary": lambda c, s: render.baseline_summary(c, baseline(s)),
+    "baseline_summary": lambda c, s: evaluate.baseline_summary(c, baseline(s)),
     "ingest_progress": ingest_progress,
-    "ingest_report": lambda c, s: render.ingest_report(
+    "ingest_report": lambda c, s: corpus.ingest_report(
         c,
         fill(IngestReport, s).model_copy(
             update={"skipped": [{"path": s, "reason": s}]}
         ),
         errors=c,
     ),
-    "corpora_table": lambda c, s: render.corpora_table(c, [fill(CorpusListing, s)]),
-    "corpus_details": lambda c, s: render.corpus_details(c, fill(CorpusDetails, s)),
-    "qa_result": lambda c, s: render.qa_result(c, answer(s), errors=c),
-    "chat_banner": lambda c, s: render.chat_banner(c, s, s, 2),
-    "chat_sources": lambda c, s: render.chat_sources(c, [fill(SourceRead, s)]),
-    "chat_goodbye": lambda c, s: render.chat_goodbye(c, s),
-    "label_report": lambda c, s: render.label_report(c, labels(s), (s,)),
-    "retrieval_report": lambda c, s: render.retrieval_report(c, retrieval(s)),
-    "qa_eval_report": lambda c, s: render.qa_eval_report(c, eval_qa(s)),
-    "questions_report": lambda c, s: render.questions_report(c, questions(s)),
-    "answer_set_report": lambda c, s: render.answer_set_report(
+    "corpora_table": lambda c, s: corpus.corpora_table(c, [fill(CorpusListing, s)]),
+    "corpus_details": lambda c, s: corpus.corpus_details(c, fill(CorpusDetails, s)),
+    "qa_result": lambda c, s: answers.qa_result(c, answer(s), errors=c),
+    "chat_banner": lambda c, s: answers.chat_banner(c, s, s, 2),
+    "chat_sources": lambda c, s: answers.chat_sources(c, [fill(SourceRead, s)]),
+    "chat_goodbye": lambda c, s: answers.chat_goodbye(c, s),
+    "label_report": lambda c, s: evaluate.label_report(c, labels(s), (s,)),
+    "retrieval_report": lambda c, s: evaluate.retrieval_report(c, retrieval(s)),
+    "qa_eval_report": lambda c, s: evaluate.qa_eval_report(c, eval_qa(s)),
+    "questions_report": lambda c, s: evaluate.questions_report(c, questions(s)),
+    "answer_set_report": lambda c, s: answers.answer_set_report(
         c, fill(QuestionSetSummary, s)
     ),
-    "judge_eval_report": lambda c, s: render.judge_eval_report(c, judge(s)),
-    "abstract_judge_report": lambda c, s: render.abstract_judge_report(
+    "judge_eval_report": lambda c, s: evaluate.judge_eval_report(c, judge(s)),
+    "abstract_judge_report": lambda c, s: evaluate.abstract_judge_report(
         c, abstract_judge(s)
     ),
 }
@@ -493,12 +506,17 @@ def assert_not_interpreted(output: str, segments: list[Segment]) -> None:
 
 
 def test_every_render_function_is_checked() -> None:
+    modules = [
+        importlib.import_module(f"{render.__name__}.{found.name}")
+        for found in pkgutil.iter_modules(render.__path__)
+    ]
     drawn = {
         name
-        for name, value in vars(render).items()
+        for module in modules
+        for name, value in vars(module).items()
         if not name.startswith("_")
         and (inspect.isfunction(value) or inspect.isclass(value))
-        and value.__module__ == render.__name__
+        and value.__module__ == module.__name__
     }
     checked = set(SHOWS_TEXT) | set(SHOWS_NO_TEXT) | NOT_DRAWING
     assert drawn - checked == set(), "a render function the fuzz test does not call"
@@ -547,7 +565,7 @@ def test_the_codes_own_styles_are_kept() -> None:
     console = SafeConsole(
         file=io.StringIO(), width=120, record=True, color_system="truecolor"
     )
-    render.doctor_report(console, fill(DoctorReport, "[bold]x[/]"))
+    doctor.doctor_report(console, fill(DoctorReport, "[bold]x[/]"))
     styles = {str(s.style) for s in console._record_buffer if s.text == "ok"}
     assert styles == {"green"}
     text = console.export_text()

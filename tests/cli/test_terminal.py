@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from veriscribe.cli import render
 from veriscribe.cli.app import app
+from veriscribe.cli.render.shared import print_json
 from veriscribe.cli.terminal import json_safe, sanitize
 
 
@@ -23,7 +23,7 @@ def test_json_output_escapes_what_a_terminal_acts_on(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     value = "a\u202eb\x9bc\x1bd[/]"
-    render.print_json({"title": value})
+    print_json({"title": value})
     out = capsys.readouterr().out
     assert "\u202e" not in out and "\x9b" not in out and "\x1b" not in out
     assert '"a\\u202eb\\u009bc\\u001bd[/]"' in out

@@ -120,7 +120,7 @@ def test_a_changed_check_gives_new_thread_keys(code_copy: Path) -> None:
 
 def test_a_changed_front_end_leaves_the_thread_keys_alone(code_copy: Path) -> None:
     before = thread_key("abstract", "doc")
-    touch_code(code_copy / "cli" / "render.py")
+    touch_code(code_copy / "cli" / "render" / "answers.py")
     touch_code(code_copy / "store" / "runs.py")
     assert thread_key("abstract", "doc") == before
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import get_args
 
-from veriscribe.cli import render
 from veriscribe.cli.evaluate import (
     JudgeName,
     LabellerName,
     RetrieverName,
     SupportJudgeName,
 )
+from veriscribe.cli.render import answers
 from veriscribe.eval.abstract_judge import AbstractJudgeMethod
 from veriscribe.options import JudgeMethod, LabellerKind, Retriever
 from veriscribe.results import CLAIM_STATUSES, Shortfall, ShortfallVote
 
 
 def test_every_claim_status_has_a_badge() -> None:
-    assert set(render._STATUS_STYLE) == set(CLAIM_STATUSES)
+    assert set(answers._STATUS_STYLE) == set(CLAIM_STATUSES)
 
 
 def test_the_eval_choices_are_the_options_choices() -> None:

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from veriscribe import service
-from veriscribe.cli import render
 from veriscribe.cli.common import (
     BaseUrlOpt,
     ConcurrencyOpt,
@@ -28,6 +27,7 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present, present_batch
+from veriscribe.cli.render import abstracts as render
 from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
 from veriscribe.results import AbstractResult
 from veriscribe.store.files import write_atomically

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from veriscribe.cli import render, terminal
+from veriscribe.cli import terminal
 from veriscribe.cli.common import (
     BaseUrlOpt,
     CorpusOpt,
@@ -26,6 +26,8 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present
+from veriscribe.cli.render import answers as render
+from veriscribe.cli.render.shared import error_line
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.options import (
     Citations,
@@ -308,7 +310,7 @@ async def chat_loop(
                 render.chat_sources(terminal.stdout, await session.sources())
                 continue
             if text.startswith("/"):
-                render.error_line(
+                error_line(
                     terminal.stderr, f"unknown command {text}: use /sources or /quit"
                 )
                 continue
@@ -316,7 +318,7 @@ async def chat_loop(
                 with render.qa_progress(terminal.stderr) as show:
                     result = await session.ask(text, on_stage=show)
             except (InputError, VeriscribeError) as exc:
-                render.error_line(terminal.stderr, exc.user_message)
+                error_line(terminal.stderr, exc.user_message)
                 continue
             render.qa_result(terminal.stdout, result, errors=terminal.stderr)
         render.chat_goodbye(terminal.stdout, session.session_id)

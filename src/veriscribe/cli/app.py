@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from veriscribe import service
-from veriscribe.cli import abstracts, answers, corpus, evaluate, render, runs, serve
+from veriscribe.cli import abstracts, answers, corpus, evaluate, runs, serve
 from veriscribe.cli.common import (
     BaseUrlOpt,
     DbOpt,
@@ -24,6 +24,7 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import GuardedGroup, configure_logging
 from veriscribe.cli.output import present
+from veriscribe.cli.render import doctor as render
 
 app = typer.Typer(
     name="veriscribe",

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from veriscribe.cli import render
 from veriscribe.cli.common import (
     BaseUrlOpt,
     ConcurrencyOpt,
@@ -20,6 +19,7 @@ from veriscribe.cli.common import (
     settings_for,
 )
 from veriscribe.cli.output import present
+from veriscribe.cli.render import evaluate as render
 
 app = typer.Typer(
     help="Baseline abstracts in the results format, for `eval abstracts --against`.",

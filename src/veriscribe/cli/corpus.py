@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from veriscribe.cli import render, terminal
+from veriscribe.cli import terminal
 from veriscribe.cli.common import (
     BaseUrlOpt,
     EndpointOpt,
@@ -18,6 +18,7 @@ from veriscribe.cli.common import (
     settings_for,
 )
 from veriscribe.cli.output import present
+from veriscribe.cli.render import corpus as render
 from veriscribe.service import corpora
 
 app = typer.Typer(help="Manage guideline corpora.", no_args_is_help=True)

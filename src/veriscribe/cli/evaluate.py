@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from veriscribe.cli import baseline, render
+from veriscribe.cli import baseline
 from veriscribe.cli.common import (
     BaseUrlOpt,
     CorpusOpt,
@@ -22,6 +22,7 @@ from veriscribe.cli.common import (
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import Report, present, with_plot
+from veriscribe.cli.render import evaluate as render
 from veriscribe.options import JudgeMethod, Retriever
 
 if TYPE_CHECKING:

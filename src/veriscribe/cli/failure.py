@@ -27,7 +27,8 @@ from typing import Any, NoReturn, TextIO
 import typer
 from typer.core import TyperGroup
 
-from veriscribe.cli import render, terminal
+from veriscribe.cli import terminal
+from veriscribe.cli.render.shared import error_line
 from veriscribe.cli.terminal import sanitize
 from veriscribe.errors import VeriscribeError
 from veriscribe.redaction import redact
@@ -51,7 +52,7 @@ _active_log: ContextVar[Path | None] = ContextVar("active_log", default=None)
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one redacted error line on stderr and end the command."""
-    render.error_line(terminal.stderr, redact(message))
+    error_line(terminal.stderr, redact(message))
     raise typer.Exit(code)
 
 

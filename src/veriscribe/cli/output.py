@@ -11,8 +11,10 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 
-from veriscribe.cli import render, terminal
+from veriscribe.cli import terminal
 from veriscribe.cli.common import guarded, run
+from veriscribe.cli.render import batch as render
+from veriscribe.cli.render.shared import print_json
 from veriscribe.results import BatchSummary
 
 T = TypeVar("T")
@@ -54,7 +56,7 @@ def present(
     if save is not None:
         save(result)
     if json_out:
-        render.print_json(result)
+        print_json(result)
     elif quiet and quiet_report is not None:
         quiet_report(terminal.stdout, result)
     else:

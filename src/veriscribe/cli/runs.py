@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from veriscribe import service
-from veriscribe.cli import render
 from veriscribe.cli.common import (
     BaseUrlOpt,
     ConcurrencyOpt,
@@ -17,6 +16,7 @@ from veriscribe.cli.common import (
     settings_for,
 )
 from veriscribe.cli.output import present, present_batch
+from veriscribe.cli.render import batch as render
 
 app = typer.Typer(help="List, inspect and resume batch runs.", no_args_is_help=True)
 

@@ -1,0 +1,110 @@
+"""One abstract: the live view of its graph's stages, and the abstract with its facets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from veriscribe.results import AbstractResult
+
+
+class AbstractProgress:
+    """A live view of the abstract graph's stages while it runs."""
+
+    def __init__(self, console: Console, title: str) -> None:
+        from rich.live import Live
+
+        self.title = title
+        self.stage = "dividing the article into facets"
+        self.facets: dict[str, str] = {}
+        self.fallbacks: list[str] = []
+        self.live = Live(
+            self._render(), console=console, refresh_per_second=4, transient=True
+        )
+
+    def __enter__(self) -> AbstractProgress:
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(None, None, None)
+
+    def _render(self) -> Table:
+        table = Table(title=self.title, show_header=True, header_style="bold")
+        table.add_column("facet")
+        table.add_column("state")
+        for name, state in self.facets.items():
+            table.add_row(name, state)
+        table.caption = self.stage + (
+            f"  fallbacks: {', '.join(self.fallbacks)}" if self.fallbacks else ""
+        )
+        return table
+
+    def __call__(self, node: str, update: dict[str, Any]) -> None:
+        """Update the view from one graph update (the view is the event callback)."""
+        self.event(node, update)
+
+    def event(self, node: str, update: dict[str, Any]) -> None:
+        """Update the view from one graph update."""
+        if node in ("divide", "regroup"):
+            for name, paragraphs in update.get("groups", {}).items():
+                self.facets[name] = f"summarising {len(paragraphs)} paragraphs"
+            self.stage = "summarising facets in parallel"
+        for result in update.get("results", []):
+            if result["status"] != "empty":
+                self.facets[result["name"]] = result["status"]
+        self.fallbacks.extend(update.get("fallbacks", []))
+        if node == "join":
+            self.stage = "refining the draft"
+        if node == "refine":
+            self.stage = "done"
+        self.live.update(self._render())
+
+
+def abstract_result(console: Console, result: AbstractResult) -> None:
+    """Render an abstract and the table of its facets."""
+    from rich.panel import Panel
+
+    title = result.title or result.id
+    # A panel reads a string title as markup: give it Text.
+    console.print(Panel(result.abstract, title=Text(f"Abstract: {title}"), expand=True))
+    table = Table(show_header=True, header_style="bold")
+    for column in (
+        "facet",
+        "paragraphs",
+        "status",
+        "prompt tok",
+        "output tok",
+        "summary",
+    ):
+        table.add_column(column, justify="right" if "tok" in column else "left")
+    for facet in result.facets:
+        table.add_row(
+            facet.name,
+            str(len(facet.paragraphs)),
+            facet.status + (f" ({facet.chunks} chunks)" if facet.chunks > 1 else ""),
+            str(facet.prompt_tokens),
+            str(facet.output_tokens),
+            f"{len(facet.summary)} chars",
+        )
+    console.print(table)
+    usage = result.usage
+    console.print(
+        f"model {result.model} · split {result.split} · prompt {result.prompt}"
+        f" · {usage.calls} calls · {usage.prompt_tokens} prompt + "
+        f"{usage.output_tokens} output tokens · {result.seconds:.1f} s"
+    )
+    if not result.refined:
+        console.print(
+            Text(
+                "refinement failed: the abstract is the unrefined draft",
+                style="yellow",
+            )
+        )
+    if result.fallbacks:
+        console.print(
+            Text.assemble(("fallbacks:", "yellow"), f" {'; '.join(result.fallbacks)}")
+        )
