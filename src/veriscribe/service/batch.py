@@ -40,11 +40,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
-from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
-from langchain_core.outputs import LLMResult
 
 from veriscribe.documents.articles import (
     Article,
@@ -169,10 +166,8 @@ class BatchProgress:
 OnProgress = Callable[[BatchProgress], None]
 
 
-class CallMeter(BaseCallbackHandler):
-    """Count model calls in flight and the tokens they used."""
-
-    run_inline = True  # called in the event loop, not in a thread pool
+class CallMeter:
+    """Count model calls in flight and the tokens they used (an LLM call observer)."""
 
     def __init__(self) -> None:
         self.in_flight = 0
@@ -180,35 +175,18 @@ class CallMeter(BaseCallbackHandler):
         self.prompt_tokens = 0
         self.output_tokens = 0
 
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        **kwargs: Any,
-    ) -> None:
+    def call_started(self) -> None:
         """Count a call that starts."""
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
 
-    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        """Count a call that ended and its tokens."""
+    def call_ended(self, reply: BaseMessage | None) -> None:
+        """Count a call that ended and, if it was answered, its tokens."""
         self.in_flight = max(self.in_flight - 1, 0)
-        for generations in response.generations:
-            for generation in generations:
-                meta = getattr(
-                    getattr(generation, "message", None), "usage_metadata", None
-                )
-                if meta:
-                    self.prompt_tokens += int(meta.get("input_tokens") or 0)
-                    self.output_tokens += int(meta.get("output_tokens") or 0)
-
-    def on_llm_error(
-        self, error: BaseException, *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        """Count a call that failed."""
-        self.in_flight = max(self.in_flight - 1, 0)
+        meta = getattr(reply, "usage_metadata", None)
+        if meta:
+            self.prompt_tokens += int(meta.get("input_tokens") or 0)
+            self.output_tokens += int(meta.get("output_tokens") or 0)
 
 
 def batch_settings(settings: Settings, concurrency: int | None) -> Settings:
@@ -656,7 +634,7 @@ class BatchRunner:
         # its reads and writes, and its traffic runs beside the call log's.
         self.checkpoints = await open_database(self.store.target)
         self.graph = await abstract_runner(self.checkpoints, self.llm)
-        self.llm.chat.callbacks = [self.meter]
+        self.llm.add_observer(self.meter)
         await runs.start_session(self.store, self.run_id, self.worker)
         await runs.set_status(self.store, self.run_id, "running")
         self.started = time.perf_counter()
@@ -677,6 +655,7 @@ class BatchRunner:
                 helper.cancel()
             await self.lines.put(None)
             ended = await asyncio.gather(*helpers, return_exceptions=True)
+            self.llm.remove_observer(self.meter)
             await runs.release(self.store, self.run_id, self.worker)
             counts = await runs.counts(self.store, self.run_id)
             if outcome == "finished" and self.stopping.is_set():
