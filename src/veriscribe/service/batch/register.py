@@ -7,6 +7,7 @@ import itertools
 import json
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -86,56 +87,8 @@ async def register_inputs(
     Returns:
         Whether every input was read (False: a stop request cut reading short).
     """
-    seq = 0
-    seen: set[str] = set()
-    items: list[NewItem] = []
-    articles: list[tuple[int, Article]] = []
-
-    async def flush() -> None:
-        keys = await put_articles(store, [a for _, a in articles])
-        for (number, article), key in zip(articles, keys, strict=True):
-            weight = sum(len(p.text) for p in article.paragraphs)
-            items.append(
-                NewItem(
-                    article.source,
-                    number,
-                    article.source,
-                    article.id,
-                    key,
-                    weight=weight,
-                )
-            )
-        await runs.put_items(store, run_id, items)
-        articles.clear()
-        items.clear()
-
-    def failed(source: str, article_id: str | None, reason: str) -> None:
-        nonlocal seq
-        if source in seen:
-            return
-        seen.add(source)
-        line = failure_line(
-            run_id=run_id,
-            source=source,
-            article_id=article_id,
-            reason=reason,
-            model=model,
-            options=options,
-        )
-        items.append(
-            NewItem(
-                source,
-                seq,
-                source,
-                article_id,
-                None,
-                status="failed",
-                reason=reason,
-                result=line_json(line),
-            )
-        )
-        seq += 1
-
+    registration = _Registration(store, run_id, model, options)
+    failed = registration.failed
     # Reading runs in threads: a slow walk or parse never keeps the event loop
     # from running the Ctrl-C handler, and a stop request ends registration.
     for text in inputs:
@@ -151,35 +104,101 @@ async def register_inputs(
         for path in found.files:
             if should_stop():
                 break
-            reader = _articles_of(path, max_input_bytes)
-            while True:
-                try:
-                    chunk = await asyncio.to_thread(_take, reader, READ_CHUNK)
-                except InputError as exc:
-                    failed(str(path), None, exc.user_message)
-                    break
-                except Exception as exc:  # one unreadable input never stops a batch
-                    log.exception("cannot read %s", path)
-                    failed(str(path), None, f"cannot read the file: {_describe(exc)}")
-                    break
-                for item in chunk:
-                    if isinstance(item, ReadFailure):
-                        failed(item.source, item.id, item.reason)
-                    elif not item.paragraphs:
-                        failed(item.source, item.id, "no body paragraph")
-                    elif item.source not in seen:
-                        seen.add(item.source)
-                        articles.append((seq, item))
-                        seq += 1
-                if len(items) + len(articles) >= REGISTER_CHUNK:
-                    await flush()
-                if len(chunk) < READ_CHUNK or should_stop():
-                    break
+            await registration.read_file(path, max_input_bytes, should_stop)
         if should_stop():
             break
     registered_all = not should_stop()
-    await flush()
+    await registration.flush()
     return registered_all
+
+
+@dataclass
+class _Registration:
+    """The items read from a run's inputs, stored a chunk at a time."""
+
+    store: Store
+    run_id: str
+    model: str
+    options: AbstractOptions
+    seq: int = 0
+    seen: set[str] = field(default_factory=set)
+    items: list[NewItem] = field(default_factory=list)
+    articles: list[tuple[int, Article]] = field(default_factory=list)
+
+    async def flush(self) -> None:
+        """Store the articles read so far and register their items."""
+        keys = await put_articles(self.store, [a for _, a in self.articles])
+        for (number, article), key in zip(self.articles, keys, strict=True):
+            weight = sum(len(p.text) for p in article.paragraphs)
+            self.items.append(
+                NewItem(
+                    article.source,
+                    number,
+                    article.source,
+                    article.id,
+                    key,
+                    weight=weight,
+                )
+            )
+        await runs.put_items(self.store, self.run_id, self.items)
+        self.articles.clear()
+        self.items.clear()
+
+    def failed(self, source: str, article_id: str | None, reason: str) -> None:
+        """Add a failed item with its reason (once per source)."""
+        if source in self.seen:
+            return
+        self.seen.add(source)
+        line = failure_line(
+            run_id=self.run_id,
+            source=source,
+            article_id=article_id,
+            reason=reason,
+            model=self.model,
+            options=self.options,
+        )
+        self.items.append(
+            NewItem(
+                source,
+                self.seq,
+                source,
+                article_id,
+                None,
+                status="failed",
+                reason=reason,
+                result=line_json(line),
+            )
+        )
+        self.seq += 1
+
+    async def read_file(
+        self, path: Path, max_bytes: int | None, should_stop: Callable[[], bool]
+    ) -> None:
+        """Read one file's articles; an unreadable file becomes a failed item."""
+        reader = _articles_of(path, max_bytes)
+        while True:
+            try:
+                chunk = await asyncio.to_thread(_take, reader, READ_CHUNK)
+            except InputError as exc:
+                self.failed(str(path), None, exc.user_message)
+                break
+            except Exception as exc:  # one unreadable input never stops a batch
+                log.exception("cannot read %s", path)
+                self.failed(str(path), None, f"cannot read the file: {_describe(exc)}")
+                break
+            for item in chunk:
+                if isinstance(item, ReadFailure):
+                    self.failed(item.source, item.id, item.reason)
+                elif not item.paragraphs:
+                    self.failed(item.source, item.id, "no body paragraph")
+                elif item.source not in self.seen:
+                    self.seen.add(item.source)
+                    self.articles.append((self.seq, item))
+                    self.seq += 1
+            if len(self.items) + len(self.articles) >= REGISTER_CHUNK:
+                await self.flush()
+            if len(chunk) < READ_CHUNK or should_stop():
+                break
 
 
 def _articles_of(path: Path, max_bytes: int | None) -> Iterator[Article | ReadFailure]:

@@ -268,7 +268,8 @@ class BatchRunner:
         with _fewer_collections():
             return await self._run()
 
-    async def _run(self) -> BatchSummary:
+    async def _start(self) -> None:
+        """Register, repair the output file and open this worker's session."""
         self.progress.stage = "registering"
         self._report()
         # Refuse an --out file that is not this run's before reading any input.
@@ -290,6 +291,9 @@ class BatchRunner:
         await runs.set_status(self.store, self.run_id, "running")
         self.started = time.perf_counter()
         self.progress.stage = "working"
+
+    async def _run(self) -> BatchSummary:
+        await self._start()
         helpers = [
             asyncio.create_task(write_lines(self.results, self.lines)),
             asyncio.create_task(self._heartbeat()),
@@ -331,7 +335,14 @@ class BatchRunner:
         self.progress.total = counts.total
         self._report()
         summary = await run_summary(self.store, self.run_id)
-        session = SessionReport(
+        session = self._session_report(outcome)
+        return BatchSummary(
+            **dict(summary), session=session, interrupted=outcome == "interrupted"
+        )
+
+    def _session_report(self, outcome: str) -> SessionReport:
+        """Return what this worker's session did."""
+        return SessionReport(
             worker=self.worker,
             outcome=outcome,
             processed=self.progress.finished_now,
@@ -342,9 +353,6 @@ class BatchRunner:
             output_tokens=self.meter.output_tokens,
             seconds=round(time.perf_counter() - self.started, 3),
             output_repair=self.output_report.as_dict() if self.output_report else None,
-        )
-        return BatchSummary(
-            **dict(summary), session=session, interrupted=outcome == "interrupted"
         )
 
 
