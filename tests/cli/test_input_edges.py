@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import veriscribe
 from veriscribe.cli.app import app
 from veriscribe.options import AbstractOptions
-from veriscribe.service import batch as batch_service
+from veriscribe.service.batch import register as batch_service
 from veriscribe.service.batch import run_batch
 from veriscribe.settings import Settings
 

@@ -10,8 +10,8 @@ import pytest
 
 from veriscribe.errors import ConfigError, InputError, VeriscribeError
 from veriscribe.options import AbstractOptions
-from veriscribe.service import batch as batch_module
 from veriscribe.service.batch import BatchProgress, default_run_id, run_batch
+from veriscribe.service.batch import work as batch_module
 from veriscribe.settings import Settings
 from veriscribe.store import calls
 from veriscribe.store.connect import open_database

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -65,6 +65,16 @@ Messages = str | Sequence[BaseMessage]
 JsonKwargs = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+class CallObserver(Protocol):
+    """Hears of every attempt at a model call: when it goes out and how it ends."""
+
+    def call_started(self) -> None:
+        """Note an attempt that goes out to the model."""
+
+    def call_ended(self, reply: BaseMessage | None) -> None:
+        """Note an attempt that ended: its reply, or None when it failed."""
+
+
 @dataclass
 class Route:
     """Where one attempt goes: a chat model, the server's name, and its pool lease."""
@@ -111,6 +121,8 @@ class LLM:
     identity_parts: tuple[str, ...] = ()
     """What else tells this model's replies apart: the model file's size, the simulated
     model's options, the models a pool's servers serve."""
+    observers: list[CallObserver] = field(default_factory=list, repr=False)
+    """Told of every attempt sent to a server (see ``add_observer``)."""
     _gate: asyncio.Semaphore | None = field(default=None, repr=False)
 
     @property
@@ -138,6 +150,18 @@ class LLM:
         if self.spec.backend == "openai":
             parts.append(f"schema={cfg.openai_schema}")
         return "|".join(parts)
+
+    def add_observer(self, observer: CallObserver) -> None:
+        """Tell ``observer`` of every attempt at a model call from now on.
+
+        Only attempts sent to a server are told of, on any server of a pool; a reply
+        found in the cache is not a call.
+        """
+        self.observers.append(observer)
+
+    def remove_observer(self, observer: CallObserver) -> None:
+        """Stop telling ``observer`` of calls."""
+        self.observers.remove(observer)
 
     def prompt_budget(self, max_output: int | None = None) -> int:
         """Return how many prompt tokens fit beside ``max_output`` reserved tokens."""
@@ -463,9 +487,7 @@ class LLM:
             start = time.perf_counter()
             self.calls_made += 1
             try:
-                reply = await asyncio.wait_for(
-                    route.chat.ainvoke(messages, **kwargs), limit_s
-                )
+                reply = await self._invoke(route.chat, messages, kwargs, limit_s)
             except (TimeoutError, ModelTimeout) as exc:
                 if route.lease is not None:
                     route.lease.failed()
@@ -501,6 +523,24 @@ class LLM:
             if route.lease is not None:
                 route.lease.succeeded()
         return reply, time.perf_counter() - start, route.endpoint
+
+    async def _invoke(
+        self,
+        chat: BaseChatModel,
+        messages: list[BaseMessage],
+        kwargs: dict[str, Any],
+        limit_s: float,
+    ) -> BaseMessage:
+        """Send one attempt, telling the observers when it goes out and how it ends."""
+        for observer in self.observers:
+            observer.call_started()
+        reply: BaseMessage | None = None
+        try:
+            reply = await asyncio.wait_for(chat.ainvoke(messages, **kwargs), limit_s)
+            return reply
+        finally:
+            for observer in self.observers:
+                observer.call_ended(reply)
 
     async def _log(
         self,

@@ -1,0 +1,375 @@
+"""One worker's session on a run: claiming items, working on them, keeping claims alive."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from veriscribe.documents.articles import Article
+from veriscribe.errors import InputError, VeriscribeError
+from veriscribe.graphs.runner import GraphRunner
+from veriscribe.llm.client import LLM
+from veriscribe.redaction import redact
+from veriscribe.results import (
+    AbstractResult,
+    BatchLine,
+    BatchSummary,
+    FailedLine,
+    SessionReport,
+    Usage,
+)
+from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_id
+from veriscribe.service.batch.config import (
+    HEARTBEAT_S,
+    LEASE_S,
+    TICK_S,
+    WAIT_S,
+    RunConfig,
+    article_slots,
+)
+from veriscribe.service.batch.output import check_output, sync_output, write_lines
+from veriscribe.service.batch.progress import BatchProgress, CallMeter, OnProgress
+from veriscribe.service.batch.register import failure_line, line_json, register_inputs
+from veriscribe.service.batch.summary import run_summary
+from veriscribe.store import calls, runs
+from veriscribe.store.articles import get_article
+from veriscribe.store.connect import open_database
+from veriscribe.store.db import Store
+from veriscribe.store.output import ResultsFile, SyncReport
+from veriscribe.store.runs import HeldItem, Outcome, new_worker_id
+
+log = logging.getLogger(__name__)
+
+
+class BatchRunner:
+    """One worker's session on a run."""
+
+    def __init__(
+        self,
+        store: Store,
+        llm: LLM,
+        run_id: str,
+        config: RunConfig,
+        on_progress: OnProgress | None = None,
+        max_input_bytes: int | None = None,
+        lease_s: float = LEASE_S,
+    ) -> None:
+        self.store = store
+        self.lease_s = lease_s
+        self.heartbeat_s = min(HEARTBEAT_S, lease_s / 3)
+        self.wait_s = min(WAIT_S, lease_s / 4)
+        self.registers = True  # False: work on items registered by others only
+        self.max_input_bytes = max_input_bytes
+        self.llm = llm
+        self.run_id = run_id
+        self.config = config
+        self.options = config.options
+        self.on_progress = on_progress
+        self.worker = new_worker_id()
+        self.meter = CallMeter()
+        self.results = ResultsFile(Path(config.out), run_id)
+        self.progress = BatchProgress(run_id, call_limit=llm.settings.concurrency)
+        self.slots = article_slots(llm.settings.concurrency)
+        self.stop_requests = 0
+        self.stopping = asyncio.Event()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.lines: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
+        self.started = time.perf_counter()
+        self.graph: GraphRunner | None = None
+        self.checkpoints: Store | None = None
+        self.output_report: SyncReport | None = None
+        self.registered_all = True  # False: a stop request cut registration short
+
+    # ----------------------------------------------------------------- registering
+
+    async def register(self) -> None:
+        """Read every input and register its items; unreadable ones as failed items."""
+        self.registered_all = await register_inputs(
+            self.store,
+            self.run_id,
+            self.config.inputs,
+            model=self.llm.label,
+            options=self.options,
+            max_input_bytes=self.max_input_bytes,
+            should_stop=self.stopping.is_set,
+        )
+
+    async def check_output(self) -> None:
+        """Refuse an output file that is not this run's (see ``ResultsFile.scan``).
+
+        Raises:
+            InputError: The file holds something else, or cannot be read.
+        """
+        await check_output(self.results)
+
+    async def sync_output(self) -> SyncReport:
+        """Repair the output file from the database (see ``ResultsFile.sync``).
+
+        Raises:
+            InputError: The file cannot be written, or holds another run's lines.
+        """
+        return await sync_output(self.store, self.run_id, self.results)
+
+    # --------------------------------------------------------------------- working
+
+    def request_stop(self) -> None:
+        """Stop claiming work; a second request also cancels the articles in flight."""
+        self.stop_requests += 1
+        self.stopping.set()
+        self.progress.stage = "stopping"
+        if self.stop_requests >= 2:
+            for task in self.tasks:
+                task.cancel()
+        self._report()
+
+    def _report(self) -> None:
+        if self.on_progress is None:
+            return
+        p = self.progress
+        p.articles_in_flight = len(self.tasks)
+        p.calls_in_flight = self.meter.in_flight
+        p.calls = self.llm.calls_made
+        p.prompt_tokens = self.meter.prompt_tokens
+        p.output_tokens = self.meter.output_tokens
+        p.elapsed = time.perf_counter() - self.started
+        self.on_progress(p)
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            self._report()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                await runs.heartbeat(self.store, self.run_id, self.worker)
+            except Exception:  # a missed beat costs at most a lease; keep beating
+                log.warning("heartbeat of %s failed", self.worker, exc_info=True)
+
+    async def _usage_of_failed(self, held: HeldItem) -> Usage:
+        if held.doc_key is None:
+            return Usage()
+        tid = thread_id(held.doc_key, self.options, self.llm)
+        return await calls.run_thread_usage(self.store, self.run_id, tid)
+
+    async def _process(self, held: HeldItem) -> None:
+        started = time.perf_counter()
+        article: Article | None = None
+        reason: str | None = None
+        result: AbstractResult | None = None
+        try:
+            if held.doc_key is None:
+                raise InputError(f"{held.source}: the article was never stored")
+            article = await get_article(self.store, held.doc_key)
+            assert self.graph is not None
+            result = await run_abstract(
+                self.store,
+                self.llm,
+                article,
+                self.options,
+                runner=self.graph,
+                doc_key=held.doc_key,
+                run_id=self.run_id,
+            )
+        except VeriscribeError as exc:
+            reason = exc.user_message
+        except Exception as exc:  # one broken article must not stop the batch
+            log.exception("article %s failed", held.source)
+            reason = redact(f"internal error: {type(exc).__name__}: {exc}")
+        seconds = time.perf_counter() - started
+        if result is not None:
+            line: BatchLine | FailedLine = BatchLine(
+                **{**dict(result), "source": held.source},
+                attempts=held.attempts,
+                run_id=self.run_id,
+            )
+            outcome = Outcome("done", line_json(line), seconds, usage=result.usage)
+        else:
+            usage = await self._usage_of_failed(held)
+            line = failure_line(
+                run_id=self.run_id,
+                source=held.source,
+                article_id=held.article_id,
+                reason=reason or "unknown failure",
+                model=self.llm.label,
+                options=self.options,
+                article=article,
+                usage=usage,
+                seconds=seconds,
+                attempts=held.attempts,
+            )
+            outcome = Outcome("failed", line_json(line), seconds, reason, usage)
+        if await runs.finish(
+            self.store, self.run_id, self.worker, held.item_id, outcome
+        ):
+            await self.lines.put((held.source, outcome.result))
+            if outcome.status == "done":
+                self.progress.done += 1
+            else:
+                self.progress.failed += 1
+            self.progress.finished_now += 1
+        self._report()
+
+    async def work(self) -> None:
+        """Claim and process items until none is left or a stop is requested."""
+        stop_wait = asyncio.create_task(self.stopping.wait())
+        try:
+            while not self.stopping.is_set():
+                free = self.slots - len(self.tasks)
+                if free > 0:
+                    held = await runs.claim(self.store, self.run_id, self.worker, free)
+                    for item in held:
+                        self.tasks.add(asyncio.create_task(self._process(item)))
+                    if not held and not self.tasks:
+                        # Nothing pending: take over claims of dead workers, if any.
+                        if await runs.reclaim(self.store, self.run_id, self.lease_s):
+                            continue
+                        if not (await runs.counts(self.store, self.run_id)).running:
+                            break
+                        # Other workers hold the rest: wait, in case one of them dies.
+                        await asyncio.wait({stop_wait}, timeout=self.wait_s)
+                        continue
+                    if held:
+                        self._report()
+                finished, _ = await asyncio.wait(
+                    {*self.tasks, stop_wait}, return_when=asyncio.FIRST_COMPLETED
+                )
+                self._reap(finished)
+            while self.tasks:
+                finished, _ = await asyncio.wait(
+                    self.tasks, return_when=asyncio.FIRST_COMPLETED
+                )
+                self._reap(finished)
+        finally:
+            stop_wait.cancel()
+            for task in self.tasks:
+                task.cancel()
+            if self.tasks:
+                await asyncio.gather(*self.tasks, return_exceptions=True)
+            self.tasks.clear()
+
+    def _reap(self, finished: set[asyncio.Task[Any]]) -> None:
+        for task in finished:
+            if task not in self.tasks:
+                continue
+            self.tasks.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    async def run(self) -> BatchSummary:
+        """Run this worker's session and return the run's summary."""
+        with _fewer_collections():
+            return await self._run()
+
+    async def _start(self) -> None:
+        """Register, repair the output file and open this worker's session."""
+        self.progress.stage = "registering"
+        self._report()
+        # Refuse an --out file that is not this run's before reading any input.
+        await self.check_output()
+        if self.registers:
+            await self.register()
+        await runs.reclaim(self.store, self.run_id, self.lease_s)
+        self.output_report = await self.sync_output()
+        counts = await runs.counts(self.store, self.run_id)
+        self.progress.total = counts.total
+        self.progress.done = counts.done
+        self.progress.failed = counts.failed
+        # The checkpointer gets a connection of its own: its lock then orders all
+        # its reads and writes, and its traffic runs beside the call log's.
+        self.checkpoints = await open_database(self.store.target)
+        self.graph = await abstract_runner(self.checkpoints, self.llm)
+        self.llm.add_observer(self.meter)
+        await runs.start_session(self.store, self.run_id, self.worker)
+        await runs.set_status(self.store, self.run_id, "running")
+        self.started = time.perf_counter()
+        self.progress.stage = "working"
+
+    async def _run(self) -> BatchSummary:
+        await self._start()
+        helpers = [
+            asyncio.create_task(write_lines(self.results, self.lines)),
+            asyncio.create_task(self._heartbeat()),
+            asyncio.create_task(self._ticker()),
+        ]
+        outcome = "finished"
+        try:
+            await self.work()
+        except BaseException:
+            outcome = "crashed"
+            raise
+        finally:
+            for helper in helpers[1:]:
+                helper.cancel()
+            await self.lines.put(None)
+            ended = await asyncio.gather(*helpers, return_exceptions=True)
+            self.llm.remove_observer(self.meter)
+            await runs.release(self.store, self.run_id, self.worker)
+            counts = await runs.counts(self.store, self.run_id)
+            if outcome == "finished" and self.stopping.is_set():
+                outcome = "interrupted"
+            await runs.end_session(self.store, self.run_id, self.worker, outcome)
+            if self.checkpoints is not None:
+                await self.checkpoints.close()
+            if counts.remaining == 0 and self.registered_all:
+                await runs.set_status(self.store, self.run_id, "finished")
+            elif outcome != "finished":
+                await runs.set_status(self.store, self.run_id, "interrupted")
+        if isinstance(ended[0], Exception):
+            # The results are in the database; the next run writes the missing lines.
+            raise VeriscribeError(
+                f"cannot write {self.results.path}: {ended[0]}"
+            ) from ended[0]
+        if counts.remaining == 0 and outcome == "finished" and self.registered_all:
+            # Items that other workers finished (one that died among them) but whose
+            # lines never reached this file: written now, each once.
+            await self.sync_output()
+        self.progress.stage = "finished"
+        self.progress.total = counts.total
+        self._report()
+        summary = await run_summary(self.store, self.run_id)
+        session = self._session_report(outcome)
+        return BatchSummary(
+            **dict(summary), session=session, interrupted=outcome == "interrupted"
+        )
+
+    def _session_report(self, outcome: str) -> SessionReport:
+        """Return what this worker's session did."""
+        return SessionReport(
+            worker=self.worker,
+            outcome=outcome,
+            processed=self.progress.finished_now,
+            calls=self.llm.calls_made,
+            call_limit=self.llm.settings.concurrency,
+            peak_calls_in_flight=self.meter.peak,
+            prompt_tokens=self.meter.prompt_tokens,
+            output_tokens=self.meter.output_tokens,
+            seconds=round(time.perf_counter() - self.started, 3),
+            output_repair=self.output_report.as_dict() if self.output_report else None,
+        )
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect garbage less often while a batch runs.
+
+    A batch allocates many short-lived objects per model call; with the default
+    thresholds the collector keeps re-scanning the long-lived ones (modules, compiled
+    graph, caches), about a tenth of the event loop's time. Those are frozen out of
+    collection and the first generation is collected less often; both are restored.
+    """
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], 20_000), thresholds[1], thresholds[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
