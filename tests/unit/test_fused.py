@@ -259,3 +259,22 @@ def test_a_misspelt_word_of_the_question_is_read_as_the_corpus_spells_it() -> No
         "xyzzyq",
     ]
     assert index.search("How should opioid thrapy start?", 1)[0][0] == "t"
+
+
+def test_the_section_defining_the_term_asked_about_outranks_its_users() -> None:
+    sections = [
+        doc(
+            "uses",
+            "Keep the MEDD low. Recheck the MEDD monthly; a MEDD of 90 or more is high. "
+            "Taper when the MEDD rises.",
+        ),
+        doc(
+            "defines",
+            "MEDD refers to the morphine equivalent daily dose of all opioids.",
+        ),
+        doc("other", "Naloxone is offered to every patient on opioids."),
+    ]
+    index = FusedIndex(sections)
+    assert index.search("What is MEDD?", 1)[0][0] == "defines"
+    # Without a definition question the section using the term most still wins.
+    assert index.search("MEDD", 1)[0][0] == "uses"

@@ -27,6 +27,13 @@ for the question, then added:
   ("together" for "concurrently"). The vectors are made once per section text and
   stored with the corpus (`veriscribe.store.corpora.section_vectors`).
 
+- **definition** (weight ``DEFINITION_WEIGHT``): when the question asks what a term
+  means ("What is MEDD?", "Define pain"), 1 for a section that defines it ("MEDD refers
+  to ...", "Pain is defined as ...", an abbreviation beside its expansion in brackets),
+  0 for the rest (`veriscribe.retrieval.definitions`). The term is all such a question
+  holds, and the sections that use it most would otherwise outrank the one that says
+  what it is. Back matter gets none: a glossary line defines, but does not answer.
+
 A word of the question that no section holds and is six letters or longer is read as
 the corpus's closest word within one edit (two from nine letters): "thrapy" is
 "therapy" (see `FusedIndex.spelled`).
@@ -56,6 +63,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from veriscribe.retrieval.bm25 import K1, METHOD, B, tokenize
+from veriscribe.retrieval.definitions import defined_term, defines
 from veriscribe.retrieval.dense import Encoder, Matrix
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow, SectionVectors, text_digest
@@ -66,6 +74,7 @@ FloatArray = npt.NDArray[np.float64]
 PAIR_WEIGHT = 0.25
 UNIT_WEIGHT = 0.5
 DENSE_WEIGHT = 1.0
+DEFINITION_WEIGHT = 1.0
 DENSE_MIN_WORDS = 4
 """Units with fewer words (labels, table cells) get no vector."""
 SPELL_MIN_CHARS = 6
@@ -154,6 +163,7 @@ class FusedIndex:
         if len(set(self._keys)) != len(self._keys):
             raise ValueError("the keys of an index must be unique")
         stems: list[list[str]] = []
+        self._texts: list[str] = []
         owners: list[int] = []
         units: list[list[str]] = []
         for number, section in enumerate(sections):
@@ -161,6 +171,7 @@ class FusedIndex:
             texts = [u for u in _SENTENCE_END.split(section.text) if u.strip()]
             section_stems = tokenize(f"{section.context}\n{section.title}")
             back_matter = BACK_MATTER.match(section.title) is not None
+            self._texts.append("" if back_matter else section.text)
             for text in texts or [section.text]:
                 unit = tokenize(text)
                 section_stems.extend(unit)
@@ -246,6 +257,11 @@ class FusedIndex:
             closest: FloatArray = np.zeros(len(self._keys))
             np.maximum.at(closest, self._vector_owners, self._vectors @ question)
             fused += DENSE_WEIGHT * closest
+        term = defined_term(query)
+        if term is not None:
+            fused += DEFINITION_WEIGHT * np.array(
+                [defines(text, term) for text in self._texts], dtype=float
+            )
         return fused
 
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
