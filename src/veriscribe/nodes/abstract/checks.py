@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from veriscribe.checks.wording import (
+    STOP_WORDS,
     CaseIndex,
     WordContexts,
     content_words,
@@ -142,11 +143,16 @@ class ArticleView:
     @classmethod
     def of(cls, body: str) -> ArticleView:
         """Index an article's body."""
+        contexts = WordContexts.of(body)
+        # The body's content words are those of its vocabulary: no second reading.
+        words = frozenset(
+            w for w in contexts.words if len(w) > 2 and w not in STOP_WORDS
+        )
         return cls(
-            frozenset(content_words(body)),
+            words,
             ArticleNumbers.of(body),
             CaseIndex.of(body),
-            WordContexts.of(body),
+            contexts,
             word_count(body),
         )
 
