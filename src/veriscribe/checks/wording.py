@@ -32,6 +32,7 @@ __all__ = [
     "case_changes",
     "content_words",
     "foreign_script_words",
+    "read_words",
     "repair_case",
     "repair_words",
     "repeated_trigram_share",
@@ -107,20 +108,23 @@ class CaseIndex:
         # Most words of an article are in lower case, and those need no look at
         # where their sentence starts: only the others are placed.
         index = cls()
-        lower, capitalised = index.lower, index.capitalised
+        lower = index.lower
         for paragraph in _PARAGRAPH_BREAK.split(article):
             for match in _WORD.finditer(paragraph):
                 word = match.group(0)
                 if word.islower():
                     lower.add(word)
-                    continue
-                key = word.lower()
-                # A name is placed once: its other capitals add nothing.
-                if key not in capitalised and not _starts_sentence(
-                    paragraph, match.start()
-                ):
-                    capitalised.add(key)
+                else:
+                    index._place(paragraph, match, word.lower())
         return index
+
+    def _place(self, paragraph: str, match: re.Match[str], key: str) -> None:
+        """Note a word that is not in lower case if it is mid-sentence."""
+        # A name is placed once: its other capitals add nothing.
+        if key not in self.capitalised and not _starts_sentence(
+            paragraph, match.start()
+        ):
+            self.capitalised.add(key)
 
     def only_lower(self, word: str) -> bool:
         """Tell whether the article writes ``word`` only in lower case."""
@@ -244,27 +248,19 @@ class WordContexts:
     @classmethod
     def of(cls, article: str) -> WordContexts:
         """Index an article's words and where they are."""
-        index = cls()
-        tokens, spelling = index.tokens, index.spelling
-        for paragraph in _PARAGRAPH_BREAK.split(article):
-            words = _WORD.findall(paragraph)
-            lower = list(map(str.lower, words))
-            # The first spelling of each word is kept.
-            for key, word in zip(lower, words, strict=True):
-                if key not in spelling:
-                    spelling[key] = word
-            tokens += lower
-            tokens.append("")
-        positions = index.positions
-        for at, token in enumerate(tokens):
+        return read_words(article)[1]
+
+    def _locate(self) -> None:
+        """Find where each of :attr:`tokens` is."""
+        positions = self.positions
+        for at, token in enumerate(self.tokens):
             if token:
                 found = positions.get(token)
                 if found is None:
                     positions[token] = [at]
                 else:
                     found.append(at)
-        index.words.update(positions)
-        return index
+        self.words.update(positions)
 
     def after(self, word: str) -> Counter[str]:
         """Return the words that follow ``word`` and how often."""
@@ -332,6 +328,30 @@ class WordContexts:
             if names:
                 return self.spelling[max(names)[1]]
         return None
+
+
+def read_words(article: str) -> tuple[CaseIndex, WordContexts]:
+    """Index an article's spellings and words in one reading of it.
+
+    The same as ``(CaseIndex.of(article), WordContexts.of(article))``.
+    """
+    case, contexts = CaseIndex(), WordContexts()
+    lower = case.lower
+    tokens, spelling = contexts.tokens, contexts.spelling
+    for paragraph in _PARAGRAPH_BREAK.split(article):
+        for match in _WORD.finditer(paragraph):
+            word = match.group(0)
+            key = word.lower()
+            if word.islower():
+                lower.add(word)
+            else:
+                case._place(paragraph, match, key)
+            if key not in spelling:  # the first spelling of each word is kept
+                spelling[key] = word
+            tokens.append(key)
+        tokens.append("")
+    contexts._locate()
+    return case, contexts
 
 
 def _bent(text: str, index: WordContexts) -> Iterator[tuple[re.Match[str], str]]:

@@ -44,6 +44,7 @@ from veriscribe.checks.wording import (
     CaseIndex,
     WordContexts,
     content_words,
+    read_words,
     repair_case,
     repair_words,
     word_count,
@@ -143,7 +144,7 @@ class ArticleView:
     @classmethod
     def of(cls, body: str) -> ArticleView:
         """Index an article's body."""
-        contexts = WordContexts.of(body)
+        case, contexts = read_words(body)
         # The body's content words are those of its vocabulary: no second reading.
         words = frozenset(
             w for w in contexts.words if len(w) > 2 and w not in STOP_WORDS
@@ -151,7 +152,7 @@ class ArticleView:
         return cls(
             words,
             ArticleNumbers.of(body),
-            CaseIndex.of(body),
+            case,
             contexts,
             word_count(body),
         )
