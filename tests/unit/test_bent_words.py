@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from veriscribe.checks.wording import WordContexts, bent_words, repair_words
+from veriscribe.checks.wording import (
+    CaseIndex,
+    WordContexts,
+    bent_words,
+    read_words,
+    repair_words,
+)
 
 # Phrases of the bench articles where the 0.5B model, kept from copying, bent a word.
 ARTICLE = (
@@ -70,3 +76,24 @@ def test_a_bent_word_becomes_the_article_word_in_that_place(
 def test_what_is_not_bent_is_left_alone(text: str) -> None:
     assert repair_words(text, INDEX) == (text, [])
     assert bent_words(text, INDEX) == []
+
+
+def test_neighbours_are_counted_within_paragraphs() -> None:
+    index = WordContexts.of("The red cat and the red dog.\n\nRed cat, red fox.")
+    assert index.after("red") == {"cat": 2, "dog": 1, "fox": 1}
+    assert index.before("red") == {"the": 2, "cat": 1}  # not "dog" across the break
+    assert index.between("the", "dog") == {"red": 1}
+    assert index.between("dog", "cat") == {}  # the paragraph ends between them
+    assert index.spelling["red"] == "red" and index.spelling["cat"] == "cat"
+    assert index.after("unknown") == {}
+
+
+def test_one_reading_indexes_as_the_two_indexes_do() -> None:
+    text = ARTICLE + "\n\nWest Nile Virus. In Japanese Encephalitis, the Virus is Mild."
+    case, contexts = read_words(text)
+    alone = CaseIndex.of(text)
+    assert (case.lower, case.capitalised) == (alone.lower, alone.capitalised)
+    assert "virus" in case.capitalised and "japanese" in case.capitalised
+    other = WordContexts.of(text)
+    assert contexts.words == other.words and contexts.spelling == other.spelling
+    assert all(contexts.after(w) == other.after(w) for w in other.words)

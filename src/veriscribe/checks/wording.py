@@ -16,7 +16,6 @@ mid-sentence spellings count as evidence that a word is a name.
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -33,6 +32,7 @@ __all__ = [
     "case_changes",
     "content_words",
     "foreign_script_words",
+    "read_words",
     "repair_case",
     "repair_words",
     "repeated_trigram_share",
@@ -108,15 +108,23 @@ class CaseIndex:
         # Most words of an article are in lower case, and those need no look at
         # where their sentence starts: only the others are placed.
         index = cls()
-        lower, capitalised = index.lower, index.capitalised
+        lower = index.lower
         for paragraph in _PARAGRAPH_BREAK.split(article):
             for match in _WORD.finditer(paragraph):
                 word = match.group(0)
                 if word.islower():
                     lower.add(word)
-                elif not _starts_sentence(paragraph, match.start()):
-                    capitalised.add(word.lower())
+                else:
+                    index._place(paragraph, match, word.lower())
         return index
+
+    def _place(self, paragraph: str, match: re.Match[str], key: str) -> None:
+        """Note a word that is not in lower case if it is mid-sentence."""
+        # A name is placed once: its other capitals add nothing.
+        if key not in self.capitalised and not _starts_sentence(
+            paragraph, match.start()
+        ):
+            self.capitalised.add(key)
 
     def only_lower(self, word: str) -> bool:
         """Tell whether the article writes ``word`` only in lower case."""
@@ -223,36 +231,59 @@ def _inflections(word: str, other: str) -> bool:
 class WordContexts:
     """The article's words (lower-cased) with the words beside them.
 
-    Words are read across punctuation but not across paragraphs.
+    Words are read across punctuation but not across paragraphs. The neighbours of
+    a word are counted when asked for: the checks ask about the few words of an
+    abstract that the article does not use, not about the article's thousands.
     """
 
     words: set[str] = field(default_factory=set)
-    after: dict[str, Counter[str]] = field(default_factory=dict)
-    """For a word, the words that follow it and how often."""
-    before: dict[str, Counter[str]] = field(default_factory=dict)
-    between: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
-    """For a pair of words, the words found between them."""
     spelling: dict[str, str] = field(default_factory=dict)
     """How the article writes each word where it is not a sentence's first."""
+    tokens: list[str] = field(default_factory=lambda: [""])
+    """The article's words, lower-cased, in order; "" before and after each
+    paragraph."""
+    positions: dict[str, list[int]] = field(default_factory=dict)
+    """For a word, where it is in :attr:`tokens`."""
 
     @classmethod
     def of(cls, article: str) -> WordContexts:
-        """Index an article's words and their neighbours."""
-        index = cls()
-        for paragraph in _PARAGRAPH_BREAK.split(article):
-            words = [m.group(0) for m in _WORD.finditer(paragraph)]
-            lower = [w.lower() for w in words]
-            index.words.update(lower)
-            for word, key in zip(words, lower, strict=True):
-                if word.islower() or key not in index.spelling:
-                    index.spelling.setdefault(key, word)
-            for i, (left, right) in enumerate(itertools.pairwise(lower)):
-                index.after.setdefault(left, Counter())[right] += 1
-                index.before.setdefault(right, Counter())[left] += 1
-                if i + 2 < len(lower):
-                    pair = (left, lower[i + 2])
-                    index.between.setdefault(pair, Counter())[right] += 1
-        return index
+        """Index an article's words and where they are."""
+        return read_words(article)[1]
+
+    def _locate(self) -> None:
+        """Find where each of :attr:`tokens` is."""
+        positions = self.positions
+        for at, token in enumerate(self.tokens):
+            if token:
+                found = positions.get(token)
+                if found is None:
+                    positions[token] = [at]
+                else:
+                    found.append(at)
+        self.words.update(positions)
+
+    def after(self, word: str) -> Counter[str]:
+        """Return the words that follow ``word`` and how often."""
+        tokens = self.tokens
+        return Counter(
+            tokens[at + 1] for at in self.positions.get(word, ()) if tokens[at + 1]
+        )
+
+    def before(self, word: str) -> Counter[str]:
+        """Return the words that precede ``word`` and how often."""
+        tokens = self.tokens
+        return Counter(
+            tokens[at - 1] for at in self.positions.get(word, ()) if tokens[at - 1]
+        )
+
+    def between(self, left: str, right: str) -> Counter[str]:
+        """Return the words found between ``left`` and ``right`` and how often."""
+        tokens = self.tokens
+        return Counter(
+            tokens[at + 1]
+            for at in self.positions.get(left, ())
+            if tokens[at + 1] and tokens[at + 2] == right
+        )
 
     def mend(self, word: str, left: str | None, right: str | None) -> str | None:
         """Return the article's word that ``word`` is a bent form of, if any.
@@ -269,15 +300,15 @@ class WordContexts:
         if len(key) < BENT_PREFIX or key in self.words or key in STOP_WORDS:
             return None
         around = (
-            self.between.get((left, right), Counter())
+            self.between(left, right)
             if left is not None and right is not None
             else Counter()
         )
         beside: Counter[str] = Counter()
         if left is not None:
-            beside.update(self.after.get(left, Counter()))
+            beside.update(self.after(left))
         if right is not None:
-            beside.update(self.before.get(right, Counter()))
+            beside.update(self.before(right))
         bent = [
             (other in around, fuzz.ratio(key, other), count, other)
             for other, count in beside.items()
@@ -291,12 +322,36 @@ class WordContexts:
         if _is_title(word) and left is not None and right is not None:
             names = [
                 (count, other)
-                for other, count in self.between.get((left, right), Counter()).items()
+                for other, count in around.items()
                 if _is_title(self.spelling[other])
             ]
             if names:
                 return self.spelling[max(names)[1]]
         return None
+
+
+def read_words(article: str) -> tuple[CaseIndex, WordContexts]:
+    """Index an article's spellings and words in one reading of it.
+
+    The same as ``(CaseIndex.of(article), WordContexts.of(article))``.
+    """
+    case, contexts = CaseIndex(), WordContexts()
+    lower = case.lower
+    tokens, spelling = contexts.tokens, contexts.spelling
+    for paragraph in _PARAGRAPH_BREAK.split(article):
+        for match in _WORD.finditer(paragraph):
+            word = match.group(0)
+            key = word.lower()
+            if word.islower():
+                lower.add(word)
+            else:
+                case._place(paragraph, match, key)
+            if key not in spelling:  # the first spelling of each word is kept
+                spelling[key] = word
+            tokens.append(key)
+        tokens.append("")
+    contexts._locate()
+    return case, contexts
 
 
 def _bent(text: str, index: WordContexts) -> Iterator[tuple[re.Match[str], str]]:

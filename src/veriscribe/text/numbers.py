@@ -35,11 +35,17 @@ __all__ = [
     "number_precision",
 ]
 
-_GROUPED_SPACE = re.compile(r"(?<=\d)[\u2009\u202f\u00a0](?=\d{3}\b)")
-_GROUPED_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_MINUS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\u2010": "-"})
+# Each pattern opens on a character its matches can start with (the separator
+# before the digit it looks behind at, or a lookahead): ``re`` then skips to the
+# candidates instead of trying every position of an article.
+_GROUPED_SPACE = re.compile(
+    r"[\u2009\u202f\u00a0](?<=\d[\u2009\u202f\u00a0])(?=\d{3}\b)"
+)
+_GROUPED_COMMA = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
+_DASHES = "\u2212\u2013\u2012\u2010"
+"""The minus sign and dashes read as ``-`` before a number."""
 _NUMBER = re.compile(
-    r"(?P<sign>(?<![\w.,)\]])-)?(?P<value>(?:\d+(?:[.·]\d+)*|[.·]\d+))"
+    r"(?=[-\d.·])(?P<sign>(?<![\w.,)\]])-)?(?P<value>(?:\d+(?:[.·]\d+)*|[.·]\d+))"
     r"(?:\s?(?P<unit>%|°C|[A-Za-zµμ]+(?:/[A-Za-zµμ]+)?))?"
 )
 _P_VALUE = re.compile(
@@ -100,14 +106,16 @@ _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10
 _NUMBER_WORD = "|".join([*_SMALL, *_TENS, "hundred", *_SCALES])
 # "and" joins a count to a scale ("one hundred and five"), not two numbers ("two and three").
 _AFTER_SCALE = "(?:" + "|".join(f"(?<={word})" for word in ["hundred", *_SCALES]) + ")"
+_FIRST_LETTERS = "".join(sorted({w[0] for w in [*_NUMBER_WORD.split("|"), "a"]}))
 _WORD_RUN = re.compile(
-    rf"\b(?:(?P<article>an?)\s+(?=(?:hundred|{'|'.join(_SCALES)})\b))?"
+    rf"\b(?=[{_FIRST_LETTERS}])"
+    rf"(?:(?P<article>an?)\s+(?=(?:hundred|{'|'.join(_SCALES)})\b))?"
     rf"(?P<run>(?:{_NUMBER_WORD})(?:(?:[\s-]+|{_AFTER_SCALE}\s+and\s+)(?:{_NUMBER_WORD}))*)\b",
     re.IGNORECASE,
 )
 _DIGITS_BEFORE = re.compile(r"\d\s*$")
 _PLURAL_SCALE = re.compile(
-    r"\b(?P<scale>hundred|" + "|".join(_SCALES) + r")s\b", re.IGNORECASE
+    r"\b(?=[htmb])(?P<scale>hundred|" + "|".join(_SCALES) + r")s\b", re.IGNORECASE
 )
 _ORDER = "s"
 """The suffix of an order-of-magnitude value: ``1000000s`` is "millions"."""
@@ -126,7 +134,9 @@ class NumberMention:
 
 
 def _normalise_text(text: str) -> str:
-    text = _GROUPED_SPACE.sub("", text.translate(_MINUS))
+    for dash in _DASHES:  # faster than str.translate on a long text
+        text = text.replace(dash, "-")
+    text = _GROUPED_SPACE.sub("", text)
     return _GROUPED_COMMA.sub("", text)
 
 

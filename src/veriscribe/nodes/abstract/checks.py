@@ -40,9 +40,11 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from veriscribe.checks.wording import (
+    STOP_WORDS,
     CaseIndex,
     WordContexts,
     content_words,
+    read_words,
     repair_case,
     repair_words,
     word_count,
@@ -142,11 +144,16 @@ class ArticleView:
     @classmethod
     def of(cls, body: str) -> ArticleView:
         """Index an article's body."""
+        case, contexts = read_words(body)
+        # The body's content words are those of its vocabulary: no second reading.
+        words = frozenset(
+            w for w in contexts.words if len(w) > 2 and w not in STOP_WORDS
+        )
         return cls(
-            frozenset(content_words(body)),
+            words,
             ArticleNumbers.of(body),
-            CaseIndex.of(body),
-            WordContexts.of(body),
+            case,
+            contexts,
             word_count(body),
         )
 
