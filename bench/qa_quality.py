@@ -65,7 +65,7 @@ async def run_mode(
         citations=citations,  # type: ignore[arg-type]
         cite_by=cite_by,  # type: ignore[arg-type]
         wording=wording,  # type: ignore[arg-type]
-        select=rest[0] if rest else QAOptions.select,  # type: ignore[arg-type]
+        select=rest[0] if rest else QAOptions().select,  # type: ignore[arg-type]
     )
     mode = config
     seconds: list[float] = []

@@ -17,19 +17,23 @@ from veriscribe.cli.common import (
     JsonOpt,
     ModelOpt,
     PlotOpt,
+    bounded,
     guarded,
     settings_for,
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import Report, present, with_plot
 from veriscribe.cli.render import evaluate as render
-from veriscribe.options import JudgeMethod, Retriever
+from veriscribe.options import JudgeMethod, QAOptions, Retriever
 
 if TYPE_CHECKING:
     from veriscribe.eval.abstract_judge import AbstractJudgeMethod
 
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.
+
+JUDGE_SAMPLES = QAOptions().samples
+"""The judge's samples per claim, as answers take them."""
 
 app = typer.Typer(help="Evaluate abstracts, answers, retrieval and labels.")
 app.add_typer(baseline.app, name="baseline")
@@ -134,10 +138,13 @@ def eval_abstracts(
     ] = SupportJudgeName.auto,
     support_samples: Annotated[
         int,
-        typer.Option(
-            "--support-samples", min=1, help="Judge samples per sentence (majority)."
+        bounded(
+            QAOptions,
+            "samples",
+            "--support-samples",
+            help="Judge samples per sentence (majority).",
         ),
-    ] = 3,
+    ] = JUDGE_SAMPLES,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -290,8 +297,9 @@ def eval_judge(
         ),
     ] = None,
     samples: Annotated[
-        int, typer.Option("--samples", min=1, help="Samples per judgement.")
-    ] = 3,
+        int,
+        bounded(QAOptions, "samples", "--samples", help="Samples per judgement."),
+    ] = JUDGE_SAMPLES,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
