@@ -141,7 +141,7 @@ def abstract(
     )
     present(
         lambda on_event: service.generate_abstract(
-            settings, path, options, model=model, on_event=on_event
+            settings, path, options, on_event=on_event
         ),
         render.abstract_result,
         json_out=json_out,
@@ -203,7 +203,6 @@ def batch(
             options,
             run_id=run_id,
             concurrency=concurrency,
-            model=model,
             on_progress=on_progress,
         ),
         quiet=quiet,

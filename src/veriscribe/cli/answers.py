@@ -224,7 +224,6 @@ def ask(
                 corpus,
                 question,
                 options=options,
-                model=model,
                 on_stage=on_stage,
             ),
             partial(render.qa_result, errors=terminal.stderr),
@@ -241,7 +240,6 @@ def ask(
             questions,
             out,
             options=options,
-            model=model,
             limit=limit,
             on_answer=on_answer,
         ),
@@ -288,7 +286,7 @@ def chat(
         select=select,
         max_sentences=max_sentences,
     )
-    run(chat_loop(settings, corpus, session, options, model))
+    run(chat_loop(settings, corpus, session, options))
 
 
 async def chat_loop(
@@ -296,11 +294,10 @@ async def chat_loop(
     corpus: str,
     session_id: str | None,
     options: QAOptions,
-    model: str | None,
 ) -> None:
     """Run the chat: read questions, answer and check each, until /quit or EOF."""
     async with qa_service.ChatSession.open(
-        settings, corpus, session_id=session_id, options=options, model=model
+        settings, corpus, session_id=session_id, options=options
     ) as session:
         render.chat_banner(
             terminal.stdout, corpus, session.session_id, len(await session.history())
@@ -391,7 +388,6 @@ def verify(
             all_claims=all_claims,
             judge_method=judge_method,
             read_set=given.read_set,
-            model=model,
             settings=settings,
             on_stage=on_stage,
         ),

@@ -172,7 +172,7 @@ def eval_abstracts(
             return await evaluation.eval_abstracts(results, **options)
         judge = None if support_judge is SupportJudgeName.auto else support_judge.value
         async with support_checker(
-            settings, model, samples=support_samples, judge=judge
+            settings, samples=support_samples, judge=judge
         ) as checker:
             return await evaluation.eval_abstracts(results, **options, support=checker)
 
@@ -206,7 +206,7 @@ def eval_labels(
 
     async def evaluate(_: None) -> Report:
         report = await evaluation.eval_labels(
-            settings, data, labellers=names, limit=limit, model=model
+            settings, data, labellers=names, limit=limit
         )
         return with_plot(report, plot, lambda r, p: label_plot(r, names, p))
 
@@ -326,7 +326,6 @@ def eval_judge(
                 seed=seed,
                 methods=chosen,
                 samples=samples,
-                model=model,
             ),
             render.abstract_judge_report,
             json_out=json_out,
@@ -346,7 +345,6 @@ def eval_judge(
             seed=seed,
             methods=methods,
             samples=samples,
-            model=model,
         ),
         render.judge_eval_report,
         json_out=json_out,
@@ -395,7 +393,6 @@ def eval_make_questions(
             styles=chosen,
             seed=seed,
             min_words=min_words,
-            model=model,
             on_item=on_item,
         ),
         render.questions_report,
@@ -452,7 +449,6 @@ def eval_retrieval(
             retrievers=methods,
             ks=cut_offs,
             limit=limit,
-            model=model,
         )
         return with_plot(report, plot, retrieval_plot)
 
