@@ -112,11 +112,10 @@ async def batch_run(
     settings = Settings(db=work / f"{name}.sqlite")
     started = time.perf_counter()
     summary = await run_batch(
-        settings,
+        settings.with_overrides(model=f"sim:latency={latency}"),
         [str(dataset)],
         work / f"{name}.jsonl",
         AbstractOptions(),
-        model=f"sim:latency={latency}",
         concurrency=concurrency,
         handle_signals=False,
     )

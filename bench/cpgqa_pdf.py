@@ -238,7 +238,9 @@ async def answer_all(
     for kind, (corpus, source, question_file) in sources.items():
         if args.only not in (None, kind):
             continue
-        added = await corpora.add_corpus(settings, corpus, [source], model=args.model)
+        added = await corpora.add_corpus(
+            settings.with_overrides(model=args.model), corpus, [source]
+        )
         print(f"{corpus}: {added.sections} sections, {added.summaries}", flush=True)
         report = await eval_retrieval(
             settings, corpus, question_file, retrievers=("bm25",), limit=args.limit
@@ -247,11 +249,10 @@ async def answer_all(
         (args.db / f"hit5-{kind}.json").write_text(json.dumps(hit5[kind]))
         print(f"{corpus}: bm25 hit@5 {hit5[kind]}", flush=True)
         await qa_service.ask_questions(
-            settings,
+            settings.with_overrides(model=args.model),
             corpus,
             question_file,
             args.db / f"answers-{kind}.jsonl",
-            model=args.model,
             limit=args.limit,
             on_answer=keep_answers(kind, args.db / f"answers-{kind}.partial.jsonl"),
         )

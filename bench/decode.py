@@ -231,15 +231,16 @@ async def ask_median(count: int, work: Path) -> float | None:
 
     data = SHARED / "guidelines" / "cpgqa"
     settings = Settings(db=work / "ask.sqlite", llm=LLMSettings(cache=False))
-    await corpora.add_corpus(settings, "cpgqa", [data / "passages.jsonl"], model="sim")
+    await corpora.add_corpus(
+        settings.with_overrides(model="sim"), "cpgqa", [data / "passages.jsonl"]
+    )
     seconds: list[float] = []
     await qa_service.ask_questions(
-        settings,
+        settings.with_overrides(model="local"),
         "cpgqa",
         data / "questions.jsonl",
         work / "ask.jsonl",
         options=QAOptions(retriever="bm25", k=3),
-        model="local",
         limit=count,
         on_answer=lambda result, *_: seconds.append(result.seconds),
     )
@@ -270,11 +271,10 @@ async def articles_per_hour(count: int, work: Path) -> float | None:
     )
     started = time.perf_counter()
     await run_batch(
-        settings,
+        settings.with_overrides(model="local"),
         paths,
         work / "abstracts.jsonl",
         AbstractOptions(),
-        model="local",
         concurrency=2,
         handle_signals=False,
     )

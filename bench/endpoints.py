@@ -61,11 +61,10 @@ async def trial(
     started = time.perf_counter()
     summary, _ = await asyncio.gather(
         run_batch(
-            settings,
+            settings.with_overrides(model="openai:fake"),
             [str(dataset)],
             work / f"{name}.jsonl",
             AbstractOptions(),
-            model="openai:fake",
             concurrency=per_server,
             handle_signals=False,
         ),

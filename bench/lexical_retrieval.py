@@ -262,7 +262,7 @@ async def main() -> None:
     }
     reports = {}
     for corpus, (source, questions) in sets.items():
-        await corpora.add_corpus(settings, corpus, [source], model="sim")
+        await corpora.add_corpus(settings.with_overrides(model="sim"), corpus, [source])
         reports[corpus] = report = await measure(settings, corpus, questions)
         print(f"\n{corpus}: {report['questions']} questions")
         print(

@@ -138,11 +138,12 @@ async def run_pipeline(
         started = time.perf_counter()
         try:
             await run_batch(
-                settings_for(work / f"{name}.sqlite", concurrency),
+                settings_for(work / f"{name}.sqlite", concurrency).with_overrides(
+                    model=model
+                ),
                 [str(path) for path, _ in articles],
                 out,
                 options,
-                model=model,
                 concurrency=concurrency,
                 handle_signals=False,
             )

@@ -65,7 +65,7 @@ async def run_mode(
         citations=citations,  # type: ignore[arg-type]
         cite_by=cite_by,  # type: ignore[arg-type]
         wording=wording,  # type: ignore[arg-type]
-        select=rest[0] if rest else QAOptions.select,  # type: ignore[arg-type]
+        select=rest[0] if rest else QAOptions().select,  # type: ignore[arg-type]
     )
     mode = config
     seconds: list[float] = []
@@ -80,12 +80,11 @@ async def run_mode(
         )
 
     summary = await qa_service.ask_questions(
-        settings,
+        settings.with_overrides(model=model),
         corpus,
         data / "questions.jsonl",
         out,
         options=options,
-        model=model,
         limit=limit,
         on_answer=lambda result, *_: timed(result),
     )
@@ -169,7 +168,7 @@ async def main() -> None:
     # A corpus per data directory: a kept database never mixes two passage sets.
     corpus = "cpgqa" if args.data == DATA else f"bench-{args.data.resolve().name}"
     await corpora.add_corpus(
-        settings, corpus, [args.data / "passages.jsonl"], model="sim"
+        settings.with_overrides(model="sim"), corpus, [args.data / "passages.jsonl"]
     )
     found = {}
     for config in args.configs.split(","):

@@ -9,8 +9,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-from dataclasses import asdict, dataclass
 from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+OPTIONS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+"""Options are immutable, refuse unknown names, and are described by their docstrings."""
 
 # ------------------------------------------------------------------------- abstracts
 
@@ -19,26 +23,38 @@ Split = Literal["fs", "ns", "sh"]
 PromptFamily = Literal["own", "bc", "di", "si", "si_cot"]
 LabellerKind = Literal["auto", "llm", "classifier"]
 
+MIN_WORDS = 30
+"""The shortest abstract ``words`` asks for: a sentence or two."""
 
-@dataclass(frozen=True)
-class AbstractOptions:
+
+class AbstractOptions(BaseModel):
     """How an abstract is made; part of the run's identity."""
+
+    model_config = OPTIONS_CONFIG
 
     split: Split = "fs"
     prompt: PromptFamily = "own"
-    entities: int = 0
+    entities: int = Field(0, ge=0)
+    """Top TextRank key phrases injected into the prompts (0: off)."""
     lean: bool = True
     labeller: LabellerKind = "auto"
-    copy_limit: int = 4
+    copy_limit: int = Field(4, ge=0)
     """On the embedded model, the longest word-for-word run of a facet's text a
     summary may contain (0: no limit)."""
-    words: int = 250
+    words: int = Field(250, ge=0)
     """The abstract's asked length in words, held to within 20% by the refine step
     (0: not held)."""
 
+    @field_validator("words")
+    @classmethod
+    def _words_held_or_off(cls, words: int) -> int:
+        if 0 < words < MIN_WORDS:
+            raise ValueError(f"must be 0 (not held) or at least {MIN_WORDS}")
+        return words
+
     def key(self) -> str:
         """Return a short stable hash of the options."""
-        fields = asdict(self)
+        fields = self.model_dump()
         if not self.copy_limit:
             # Runs named before the copy limit existed keep their names.
             del fields["copy_limit"]
@@ -56,24 +72,25 @@ JudgeMethod = Literal["scored", "sampled"]
 Selection = Literal["semantic", "scored", "judged", "model"]
 
 
-@dataclass(frozen=True)
-class QAOptions:
+class QAOptions(BaseModel):
     """How a question is answered and checked; part of a run's identity."""
 
+    model_config = OPTIONS_CONFIG
+
     retriever: Retriever = "fused"
-    k: int = 3
+    k: int = Field(3, ge=1)
     """Sections retrieved (fused, bm25, dense) or the most the model may pick (llm)."""
-    window: int = 1
+    window: int = Field(1, ge=0)
     """Attribution window: claim sentences a citation marker credits."""
     judge: bool = True
     """Run the support judge (and recovery); off = deterministic checks only."""
     all_claims: bool = False
     """Treat every sentence as a claim instead of asking the claim filter."""
-    samples: int = 3
+    samples: int = Field(3, ge=1)
     """Judge samples per claim; the verdict is their majority."""
     max_samples: int = 9
     """Samples at most, when extra rounds are needed to break a tie."""
-    candidates: int = 40
+    candidates: int = Field(40, ge=0)
     """Summaries shown to the llm retriever (pre-ranked by BM25); 0 = all that fit."""
     read_chars: int = 380_000
     """Cap on the characters of the sections read."""
@@ -105,7 +122,7 @@ class QAOptions:
     ``judged_units`` by score also judged by the model (a scored yes/no "does this
     sentence answer the question?") for the order, the cut and "not found";
     ``model``, the model chooses them."""
-    max_sentences: int = 3
+    max_sentences: int = Field(3, ge=1, le=10)
     """Scored selection: sentences chosen by score (list items of a chosen lead-in
     come on top)."""
     judged_units: int = 4
@@ -113,7 +130,7 @@ class QAOptions:
 
     def key(self) -> str:
         """Return a short stable hash of the options."""
-        fields = asdict(self)
+        fields = self.model_dump()
         if self.select != "judged":
             # Used only by judged selection: runs named before it existed keep their names.
             del fields["judged_units"]

@@ -98,3 +98,19 @@ def test_words_too_small_is_refused_and_batch_takes_it_too() -> None:
     )
     assert result.exit_code == 1 and "--words" in result.stderr
     assert "--words" in runner.invoke(app, ["batch", "--help"]).stdout
+
+
+def test_counts_out_of_bounds_are_one_line_naming_the_flag(tmp_path: Path) -> None:
+    article = tmp_path / "a.md"
+    article.write_text("# Title\n\nOne paragraph of text.\n")
+    for flags, line in [
+        (["--entities", "-1"], "--entities must be 0 or more"),
+        (["--copy-limit", "-2"], "--copy-limit must be 0 or more"),
+        (["--words", "-5"], "--words must be 0 or more"),
+        (["--words", "12"], "--words must be 0 (not held) or at least 30"),
+    ]:
+        result = runner.invoke(
+            app, ["abstract", str(article), "--model", "sim", *flags]
+        )
+        assert result.exit_code == 1, result.output
+        assert result.stderr.strip().endswith(line), result.stderr

@@ -184,11 +184,10 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
 
     clean = asyncio.run(
         run_batch(
-            Settings(db=new_db()),
+            Settings(db=new_db(), model="sim"),
             [pcd],
             reference / "out.jsonl",
             AbstractOptions(),
-            model="sim",
             handle_signals=False,
         )
     )

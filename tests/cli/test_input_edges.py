@@ -128,11 +128,10 @@ def test_ctrl_c_stops_a_batch_still_expanding_its_inputs(
         loop = asyncio.get_running_loop()
         loop.call_later(0.5, os.kill, os.getpid(), signal.SIGINT)
         return await run_batch(
-            Settings(),
+            Settings(model="sim"),
             [str(tmp_path / "huge" / "**" / "*.xml")],
             tmp_path / "out.jsonl",
             AbstractOptions(),
-            model="sim",
         )
 
     started = time.monotonic()

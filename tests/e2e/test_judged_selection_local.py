@@ -28,7 +28,7 @@ async def test_judged_selection_shows_only_certified_sentences(
     assert json.loads(lines[2])["passage_id"] == "p002"
     settings = Settings(local_model=local_gguf, db=tmp_path / "qa.sqlite")
     # BM25 reads no summaries: the simulated model writes them at no cost.
-    await add_corpus(settings, "cpgqa", [passages], model="sim")
+    await add_corpus(settings.with_overrides(model="sim"), "cpgqa", [passages])
 
     options = QAOptions(retriever="bm25", k=2, select="judged", judged_units=3)
     result = await ask(settings, "cpgqa", QUESTION, options=options)

@@ -23,8 +23,8 @@ JATS = [
 ]
 
 
-def settings(db: str) -> Settings:
-    return Settings(db=db)
+def settings(db: str, model: str = "sim") -> Settings:
+    return Settings(db=db, model=model)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -76,11 +76,10 @@ async def test_faulty_backend_every_article_ends_with_abstract_or_reason(
     out = tmp_path / "out.jsonl"
     seen: list[BatchProgress] = []
     summary = await run_batch(
-        settings(db_target),
+        settings(db_target, "sim:latency=0.02,fail=0.2,seed=3"),
         inputs,
         out,
         AbstractOptions(),
-        model="sim:latency=0.02,fail=0.2,seed=3",
         concurrency=8,
         on_progress=seen.append,
         handle_signals=False,
@@ -124,7 +123,6 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         pcd,
         tmp_path / "a.jsonl",
         AbstractOptions(),
-        model="sim",
         handle_signals=False,
     )
     made = (await call_log(db))["ok"]
@@ -136,7 +134,6 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         pcd,
         tmp_path / "a.jsonl",
         AbstractOptions(),
-        model="sim",
         handle_signals=False,
     )
     assert again.session.calls == 0 and again.session.processed == 0
@@ -146,7 +143,6 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         pcd,
         tmp_path / "b.jsonl",
         AbstractOptions(),
-        model="sim",
         run_id="second",
         handle_signals=False,
     )
@@ -163,7 +159,6 @@ async def test_rerun_of_a_finished_configuration_makes_no_model_call(
         pcd,
         tmp_path / "c.jsonl",
         AbstractOptions(),
-        model="sim",
         run_id="third",
         handle_signals=False,
     )
@@ -195,18 +190,14 @@ async def test_failed_items_are_retried_and_their_lines_replaced(
     monkeypatch.setattr(batch_module, "run_abstract", flaky)
     out = tmp_path / "out.jsonl"
     cfg = settings(db_target)
-    first = await run_batch(
-        cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
-    )
+    first = await run_batch(cfg, pcd, out, AbstractOptions(), handle_signals=False)
     assert first.failed == 1 and first.done == 10
     (failure,) = first.failures
     assert failure.reason == "server went away" and failure.attempts == 1
     assert [r["error"] for r in lines(out) if "error" in r] == ["server went away"]
 
     broken.clear()
-    second = await run_batch(
-        cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
-    )
+    second = await run_batch(cfg, pcd, out, AbstractOptions(), handle_signals=False)
     assert second.failed == 0 and second.done == 11
     assert second.session.processed == 1
     results = lines(out)
@@ -219,13 +210,11 @@ async def test_output_file_is_repaired_from_the_database(
     pcd = [str(shared_data / "articles" / "pcd.jsonl")]
     out = tmp_path / "out.jsonl"
     cfg = settings(db_target)
-    await run_batch(cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False)
+    await run_batch(cfg, pcd, out, AbstractOptions(), handle_signals=False)
     original = out.read_text().splitlines()
     # Lose two lines, duplicate one, and leave half a line at the end.
     out.write_text("\n".join([*original[2:], original[5]]) + "\n" + original[0][:40])
-    summary = await run_batch(
-        cfg, pcd, out, AbstractOptions(), model="sim", handle_signals=False
-    )
+    summary = await run_batch(cfg, pcd, out, AbstractOptions(), handle_signals=False)
     repair = summary.session.output_repair
     assert repair["dropped"] == 1 and repair["appended"] == 2 and repair["cut_bytes"]
     assert summary.session.calls == 0
@@ -242,7 +231,6 @@ async def test_a_run_id_of_another_configuration_is_refused(
         pcd,
         tmp_path / "o.jsonl",
         AbstractOptions(),
-        model="sim",
         run_id="mine",
         handle_signals=False,
     )
@@ -252,7 +240,6 @@ async def test_a_run_id_of_another_configuration_is_refused(
             pcd,
             tmp_path / "o.jsonl",
             AbstractOptions(split="sh"),
-            model="sim",
             run_id="mine",
             handle_signals=False,
         )
@@ -269,7 +256,6 @@ async def test_an_output_file_of_something_else_is_left_alone(
             [str(shared_data / "articles" / "pcd.jsonl")],
             out,
             AbstractOptions(),
-            model="sim",
             handle_signals=False,
         )
     assert out.read_text() == '{"mine": true}\n'
@@ -294,11 +280,10 @@ async def test_two_workers_share_a_run_without_doing_an_item_twice(
 
     def worker() -> Any:
         return run_batch(
-            cfg,
+            cfg.with_overrides(model="sim:latency=0.02"),
             pcd,
             out,
             AbstractOptions(),
-            model="sim:latency=0.02",
             concurrency=2,
             run_id="shared",
             handle_signals=False,

@@ -22,8 +22,8 @@ async def test_scored_answers_hold_the_gold_answer_and_are_all_certified(
     shared_data: Path, tmp_path: Path
 ) -> None:
     cpgqa = shared_data / "guidelines" / "cpgqa"
-    settings = Settings(db=tmp_path / "v.db")
-    await add_corpus(settings, "cpgqa", [cpgqa / "passages.jsonl"], model="sim")
+    settings = Settings(db=tmp_path / "v.db", model="sim")
+    await add_corpus(settings, "cpgqa", [cpgqa / "passages.jsonl"])
     out = tmp_path / "answers.jsonl"
     summary = await qa.ask_questions(
         settings,
@@ -31,7 +31,6 @@ async def test_scored_answers_hold_the_gold_answer_and_are_all_certified(
         cpgqa / "questions.jsonl",
         out,
         options=QAOptions(),
-        model="sim",
         limit=100,
     )
     assert summary.answered == 100 and summary.usage.calls == 0

@@ -67,29 +67,25 @@ def test_a_prompt_of_another_graph_leaves_the_keys_alone(prompt_copy: Path) -> N
 async def test_ask_answers_afresh_after_the_default_prompt_is_edited(
     prompt_copy: Path, tmp_path: Path
 ) -> None:
-    settings = Settings(db=tmp_path / "v.db")
-    await add_corpus(
-        settings, "h", [FIXTURES / "guidelines" / "hypertension.md"], model="sim"
-    )
-    first = await qa.ask(settings, "h", QUESTION, model="sim")
-    again = await qa.ask(settings, "h", QUESTION, model="sim")
+    settings = Settings(db=tmp_path / "v.db", model="sim")
+    await add_corpus(settings, "h", [FIXTURES / "guidelines" / "hypertension.md"])
+    first = await qa.ask(settings, "h", QUESTION)
+    again = await qa.ask(settings, "h", QUESTION)
     assert again.reused and again.thread_id == first.thread_id
     edit(prompt_copy / "qa" / "select_quote.md")
-    edited = await qa.ask(settings, "h", QUESTION, model="sim")
+    edited = await qa.ask(settings, "h", QUESTION)
     assert not edited.reused and edited.thread_id != first.thread_id
 
 
 async def test_another_sim_seed_or_temperature_is_another_thread(
     tmp_path: Path,
 ) -> None:
-    settings = Settings(db=tmp_path / "v.db")
-    await add_corpus(
-        settings, "h", [FIXTURES / "guidelines" / "hypertension.md"], model="sim"
-    )
-    one = await qa.ask(settings, "h", QUESTION, model="sim:seed=1")
-    two = await qa.ask(settings, "h", QUESTION, model="sim:seed=2")
-    warm = Settings(db=tmp_path / "v.db", llm={"temperature": 0.7})  # type: ignore[arg-type]
-    three = await qa.ask(warm, "h", QUESTION, model="sim:seed=1")
+    settings = Settings(db=tmp_path / "v.db", model="sim")
+    await add_corpus(settings, "h", [FIXTURES / "guidelines" / "hypertension.md"])
+    one = await qa.ask(settings.with_overrides(model="sim:seed=1"), "h", QUESTION)
+    two = await qa.ask(settings.with_overrides(model="sim:seed=2"), "h", QUESTION)
+    warm = Settings(db=tmp_path / "v.db", model="sim:seed=1", llm={"temperature": 0.7})  # type: ignore[arg-type]
+    three = await qa.ask(warm, "h", QUESTION)
     assert len({one.thread_id, two.thread_id, three.thread_id}) == 3
     assert not (two.reused or three.reused)
 

@@ -173,11 +173,10 @@ async def test_batch_records_oversized_files_and_empty_directories(
     write(tmp_path, "unknown/notes.docx", b"PK")
     out = tmp_path / "out.jsonl"
     summary = await run_batch(
-        Settings(db=default_db, max_input_bytes=good.stat().st_size + 1),
+        Settings(db=default_db, max_input_bytes=good.stat().st_size + 1, model="sim"),
         [str(good), str(big), str(empty), str(tmp_path / "unknown")],
         out,
         AbstractOptions(),
-        model="sim",
         handle_signals=False,
     )
     results = {

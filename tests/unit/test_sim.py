@@ -111,11 +111,10 @@ async def test_sim_batch_without_faults_writes_every_summary_itself(
     names = ["jats/plos__journal.pone.0008519.xml", "jats/epmc__PMC4101712.xml"]
     out = tmp_path / "out.jsonl"
     summary = await run_batch(
-        Settings(db=default_db),
+        Settings(db=default_db, model="sim"),
         [str(shared_data / "articles" / n) for n in names],
         out,
         options,
-        model="sim",
         handle_signals=False,
     )
     assert summary.done == 2 and summary.failed == 0
@@ -167,8 +166,8 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
     folder.mkdir()
     kept = passages(shared_data, 40)
     (folder / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in kept))
-    settings = Settings(db=default_db)
-    report = await add_corpus(settings, "cpg", [folder / "passages.jsonl"], model="sim")
+    settings = Settings(db=default_db, model="sim")
+    report = await add_corpus(settings, "cpg", [folder / "passages.jsonl"])
     # Every section long enough to need a summary got one from the model.
     assert set(report.summaries) <= {"model", "text"} and report.summaries["model"]
     shown = await show_corpus(settings, "cpg")
@@ -180,7 +179,6 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
         settings,
         "cpg",
         "Should you prescribe the highest or lowest effective dose when starting?",
-        model="sim",
     )
     assert result.claims and not result.not_found
     texts = {f"cpgqa:{p['passage_id']}": " ".join(p["text"].split()) for p in kept}
@@ -192,9 +190,7 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
             assert citation.quote in texts[key]
     assert "fell back to BM25" not in " ".join(result.notes)
 
-    summary = await make_questions(
-        settings, "cpg", 9, tmp_path / "q.jsonl", model="sim", seed=1
-    )
+    summary = await make_questions(settings, "cpg", 9, tmp_path / "q.jsonl", seed=1)
     assert summary["kept"] == 9 and summary["dropped"] == 0
     assert summary["regenerated"] == 0
     assert summary["by_style"] == {"lookup": 3, "scenario": 3, "sdm": 3}
@@ -258,11 +254,10 @@ async def test_sim_batch_with_faults_fails_only_in_the_documented_ways(
         db = new_db()
         out = tmp_path / f"{seed}.jsonl"
         await run_batch(
-            Settings(db=db),
+            Settings(db=db, model=f"sim:fail=0.3,seed={seed}"),
             inputs,
             out,
             AbstractOptions(),
-            model=f"sim:fail=0.3,seed={seed}",
             concurrency=8,
             handle_signals=False,
         )

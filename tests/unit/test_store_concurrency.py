@@ -182,7 +182,7 @@ async def test_corpus_add_summarises_every_cpgqa_passage(
     shared_data: Path, db_target: str
 ) -> None:
     passages = shared_data / "guidelines" / "cpgqa" / "passages.jsonl"
-    report = await add_corpus(Settings(), "cpgqa", [passages], model="sim")
+    report = await add_corpus(Settings(model="sim"), "cpgqa", [passages])
     assert len(report.added) == 1
     assert sum(report.summaries.values()) == report.sections == 190
     assert "missing" not in report.summaries

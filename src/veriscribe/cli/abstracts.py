@@ -23,6 +23,7 @@ from veriscribe.cli.common import (
     RunIdArg,
     choice,
     log_beside,
+    options_from_flags,
     settings_for,
 )
 from veriscribe.cli.failure import fail
@@ -32,8 +33,8 @@ from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Spli
 from veriscribe.results import AbstractResult
 from veriscribe.store.files import write_atomically
 
-MIN_WORDS = 30
-"""The shortest abstract ``--words`` asks for: a sentence or two."""
+DEFAULTS = AbstractOptions()
+"""The options' defaults are the flags' defaults."""
 
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
@@ -95,20 +96,12 @@ def abstract_options(
     entities: int,
     lean: bool,
     labeller: LabellerKind,
-    copy_limit: int = 0,
-    words: int = 250,
+    copy_limit: int,
+    words: int,
 ) -> AbstractOptions:
     """Return the abstract options given on the command line, counts checked."""
-    for flag, number in (
-        ("--entities", entities),
-        ("--copy-limit", copy_limit),
-        ("--words", words),
-    ):
-        if number < 0:
-            fail(f"{flag} must be 0 or more")
-    if 0 < words < MIN_WORDS:
-        fail(f"--words must be 0 (not held) or at least {MIN_WORDS}")
-    return AbstractOptions(
+    return options_from_flags(
+        AbstractOptions,
         split=split,
         prompt=prompt,
         entities=entities,
@@ -125,13 +118,13 @@ def abstract(
         Path, typer.Argument(help="Article: JATS XML, JSON lines, text or Markdown.")
     ],
     *,
-    split: SplitOpt = AbstractOptions.split,
-    prompt: PromptOpt = AbstractOptions.prompt,
-    entities: EntitiesOpt = AbstractOptions.entities,
-    lean: LeanOpt = AbstractOptions.lean,
-    labeller: LabellerOpt = AbstractOptions.labeller,
-    copy_limit: CopyLimitOpt = AbstractOptions.copy_limit,
-    words: WordsOpt = AbstractOptions.words,
+    split: SplitOpt = DEFAULTS.split,
+    prompt: PromptOpt = DEFAULTS.prompt,
+    entities: EntitiesOpt = DEFAULTS.entities,
+    lean: LeanOpt = DEFAULTS.lean,
+    labeller: LabellerOpt = DEFAULTS.labeller,
+    copy_limit: CopyLimitOpt = DEFAULTS.copy_limit,
+    words: WordsOpt = DEFAULTS.words,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -148,7 +141,7 @@ def abstract(
     )
     present(
         lambda on_event: service.generate_abstract(
-            settings, path, options, model=model, on_event=on_event
+            settings, path, options, on_event=on_event
         ),
         render.abstract_result,
         json_out=json_out,
@@ -183,13 +176,13 @@ def batch(
         ),
     ] = None,
     concurrency: ConcurrencyOpt = None,
-    split: SplitOpt = AbstractOptions.split,
-    prompt: PromptOpt = AbstractOptions.prompt,
-    entities: EntitiesOpt = AbstractOptions.entities,
-    lean: LeanOpt = AbstractOptions.lean,
-    labeller: LabellerOpt = AbstractOptions.labeller,
-    copy_limit: CopyLimitOpt = AbstractOptions.copy_limit,
-    words: WordsOpt = AbstractOptions.words,
+    split: SplitOpt = DEFAULTS.split,
+    prompt: PromptOpt = DEFAULTS.prompt,
+    entities: EntitiesOpt = DEFAULTS.entities,
+    lean: LeanOpt = DEFAULTS.lean,
+    labeller: LabellerOpt = DEFAULTS.labeller,
+    copy_limit: CopyLimitOpt = DEFAULTS.copy_limit,
+    words: WordsOpt = DEFAULTS.words,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -210,7 +203,6 @@ def batch(
             options,
             run_id=run_id,
             concurrency=concurrency,
-            model=model,
             on_progress=on_progress,
         ),
         quiet=quiet,

@@ -20,7 +20,9 @@ from veriscribe.cli.common import (
     EndpointsFileOpt,
     JsonOpt,
     ModelOpt,
+    bounded,
     choice,
+    options_from_flags,
     run,
     settings_for,
 )
@@ -43,6 +45,9 @@ from veriscribe.settings import Settings
 
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
+
+DEFAULTS = QAOptions()
+"""The options' defaults are the flags' defaults."""
 
 RetrieverOpt = Annotated[
     Retriever,
@@ -91,12 +96,15 @@ SelectOpt = Annotated[
         "model chooses them.",
     ),
 ]
+KOpt = Annotated[
+    int, bounded(QAOptions, "k", "--k", help="Sections to read (llm: at most).")
+]
 MaxSentencesOpt = Annotated[
     int,
-    typer.Option(
+    bounded(
+        QAOptions,
+        "max_sentences",
         "--max-sentences",
-        min=1,
-        max=10,
         help="Scored selection: sentences chosen (a lead-in's list items come on top).",
     ),
 ]
@@ -118,9 +126,10 @@ NoJudgeOpt = Annotated[
 ]
 CandidatesOpt = Annotated[
     int,
-    typer.Option(
+    bounded(
+        QAOptions,
+        "candidates",
         "--candidates",
-        min=0,
         help="Summaries the llm retriever chooses from (0 = all that fit).",
     ),
 ]
@@ -140,7 +149,8 @@ def qa_options(
     max_sentences: int,
 ) -> QAOptions:
     """Return the answer options given on the command line."""
-    return QAOptions(
+    return options_from_flags(
+        QAOptions,
         retriever=retriever,
         k=k,
         candidates=candidates,
@@ -177,18 +187,16 @@ def ask(
         int | None,
         typer.Option("--limit", min=1, help="With --questions: the first N only."),
     ] = None,
-    retriever: RetrieverOpt = QAOptions.retriever,
-    k: Annotated[
-        int, typer.Option("--k", min=1, help="Sections to read (llm: at most).")
-    ] = 3,
-    candidates: CandidatesOpt = QAOptions.candidates,
-    no_judge: NoJudgeOpt = False,
-    citations: CitationsOpt = QAOptions.citations,
-    cite_by: CiteByOpt = QAOptions.cite_by,
-    wording: WordingOpt = QAOptions.wording,
-    select: SelectOpt = QAOptions.select,
-    max_sentences: MaxSentencesOpt = QAOptions.max_sentences,
-    judge_method: JudgeMethodOpt = QAOptions.judge_method,
+    retriever: RetrieverOpt = DEFAULTS.retriever,
+    k: KOpt = DEFAULTS.k,
+    candidates: CandidatesOpt = DEFAULTS.candidates,
+    no_judge: NoJudgeOpt = not DEFAULTS.judge,
+    citations: CitationsOpt = DEFAULTS.citations,
+    cite_by: CiteByOpt = DEFAULTS.cite_by,
+    wording: WordingOpt = DEFAULTS.wording,
+    select: SelectOpt = DEFAULTS.select,
+    max_sentences: MaxSentencesOpt = DEFAULTS.max_sentences,
+    judge_method: JudgeMethodOpt = DEFAULTS.judge_method,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -216,7 +224,6 @@ def ask(
                 corpus,
                 question,
                 options=options,
-                model=model,
                 on_stage=on_stage,
             ),
             partial(render.qa_result, errors=terminal.stderr),
@@ -233,7 +240,6 @@ def ask(
             questions,
             out,
             options=options,
-            model=model,
             limit=limit,
             on_answer=on_answer,
         ),
@@ -251,16 +257,16 @@ def chat(
         str | None,
         typer.Option("--session", help="Resume the chat with this session id."),
     ] = None,
-    retriever: RetrieverOpt = QAOptions.retriever,
-    k: Annotated[int, typer.Option("--k", min=1, help="Sections to read.")] = 3,
-    candidates: CandidatesOpt = QAOptions.candidates,
-    no_judge: NoJudgeOpt = False,
-    citations: CitationsOpt = QAOptions.citations,
-    cite_by: CiteByOpt = QAOptions.cite_by,
-    wording: WordingOpt = QAOptions.wording,
-    select: SelectOpt = QAOptions.select,
-    max_sentences: MaxSentencesOpt = QAOptions.max_sentences,
-    judge_method: JudgeMethodOpt = QAOptions.judge_method,
+    retriever: RetrieverOpt = DEFAULTS.retriever,
+    k: KOpt = DEFAULTS.k,
+    candidates: CandidatesOpt = DEFAULTS.candidates,
+    no_judge: NoJudgeOpt = not DEFAULTS.judge,
+    citations: CitationsOpt = DEFAULTS.citations,
+    cite_by: CiteByOpt = DEFAULTS.cite_by,
+    wording: WordingOpt = DEFAULTS.wording,
+    select: SelectOpt = DEFAULTS.select,
+    max_sentences: MaxSentencesOpt = DEFAULTS.max_sentences,
+    judge_method: JudgeMethodOpt = DEFAULTS.judge_method,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -280,7 +286,7 @@ def chat(
         select=select,
         max_sentences=max_sentences,
     )
-    run(chat_loop(settings, corpus, session, options, model))
+    run(chat_loop(settings, corpus, session, options))
 
 
 async def chat_loop(
@@ -288,11 +294,10 @@ async def chat_loop(
     corpus: str,
     session_id: str | None,
     options: QAOptions,
-    model: str | None,
 ) -> None:
     """Run the chat: read questions, answer and check each, until /quit or EOF."""
     async with qa_service.ChatSession.open(
-        settings, corpus, session_id=session_id, options=options, model=model
+        settings, corpus, session_id=session_id, options=options
     ) as session:
         render.chat_banner(
             terminal.stdout, corpus, session.session_id, len(await session.history())
@@ -348,19 +353,22 @@ def verify(
     ] = None,
     k: Annotated[
         int,
-        typer.Option(
-            "--k", min=0, help="Attribution window (claims a marker credits)."
+        bounded(
+            QAOptions,
+            "window",
+            "--k",
+            help="Attribution window (claims a marker credits).",
         ),
-    ] = 1,
-    no_judge: NoJudgeOpt = False,
+    ] = DEFAULTS.window,
+    no_judge: NoJudgeOpt = not DEFAULTS.judge,
     all_claims: Annotated[
         bool,
         typer.Option(
             "--all-claims",
             help="Treat every sentence as a claim (no claim filter model call).",
         ),
-    ] = False,
-    judge_method: JudgeMethodOpt = QAOptions.judge_method,
+    ] = DEFAULTS.all_claims,
+    judge_method: JudgeMethodOpt = DEFAULTS.judge_method,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -380,7 +388,6 @@ def verify(
             all_claims=all_claims,
             judge_method=judge_method,
             read_set=given.read_set,
-            model=model,
             settings=settings,
             on_stage=on_stage,
         ),

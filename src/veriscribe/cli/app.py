@@ -74,7 +74,7 @@ def doctor(
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
     present(
-        lambda _: service.doctor(settings, model),
+        lambda _: service.doctor(settings),
         render.doctor_report,
         json_out=json_out,
     )

@@ -77,7 +77,6 @@ def baseline_naive(
             settings,
             inputs,
             out,
-            model=model,
             concurrency=concurrency,
             on_progress=on_progress,
         ),

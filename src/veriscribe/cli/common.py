@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from veriscribe.cli.failure import configure_logging, fail
 from veriscribe.errors import VeriscribeError
-from veriscribe.settings import Settings
+from veriscribe.settings import LLMSettings, Settings
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -71,12 +73,54 @@ PlotOpt = Annotated[
 QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress display; one summary line.")
 ]
+
+
+def bounded(model: type[BaseModel], name: str, *flags: str, help: str) -> Any:
+    """Return an option taking the field ``name`` of ``model``, within its bounds.
+
+    The field's ``ge``/``le`` become the option's ``min``/``max``, so the command line
+    refuses (and ``--help`` shows) what the model would.
+    """
+    low = high = None
+    for rule in model.model_fields[name].metadata:  # annotated_types.Ge, Le, ...
+        low = getattr(rule, "ge", low)
+        high = getattr(rule, "le", high)
+    return typer.Option(*flags, min=low, max=high, help=help)
+
+
+def options_from_flags(model: type[M], **values: Any) -> M:
+    """Return the options the flags give; a bad value ends the command in one line.
+
+    The line names the flag (``--copy-limit`` for the field ``copy_limit``) and the
+    bound the value breaks.
+    """
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        flag = "--" + str(error["loc"][0]).replace("_", "-")
+        fail(f"{flag} {broken_bound(error)}")
+
+
+def broken_bound(error: ErrorDetails) -> str:
+    """Return what a field's validation error asks of the value, as a flag's rule."""
+    ctx = error.get("ctx", {})
+    if error["type"] == "greater_than_equal":
+        return f"must be {ctx['ge']} or more"
+    if error["type"] == "less_than_equal":
+        return f"must be at most {ctx['le']}"
+    if error["type"] == "value_error":
+        return str(ctx["error"])
+    return error["msg"]
+
+
 ConcurrencyOpt = Annotated[
     int | None,
-    typer.Option(
+    bounded(
+        LLMSettings,
+        "concurrency",
         "--concurrency",
         "-c",
-        min=1,
         help="Model calls in flight at once (default: VERISCRIBE_LLM__CONCURRENCY).",
     ),
 ]

@@ -43,7 +43,7 @@ def corpus_add(
 
     present(
         lambda on_progress: corpora.add_corpus(
-            settings, name, paths, model=model, on_progress=on_progress
+            settings, name, paths, on_progress=on_progress
         ),
         partial(render.ingest_report, errors=terminal.stderr),
         json_out=json_out,

@@ -17,19 +17,23 @@ from veriscribe.cli.common import (
     JsonOpt,
     ModelOpt,
     PlotOpt,
+    bounded,
     guarded,
     settings_for,
 )
 from veriscribe.cli.failure import fail
 from veriscribe.cli.output import Report, present, with_plot
 from veriscribe.cli.render import evaluate as render
-from veriscribe.options import JudgeMethod, Retriever
+from veriscribe.options import JudgeMethod, QAOptions, Retriever
 
 if TYPE_CHECKING:
     from veriscribe.eval.abstract_judge import AbstractJudgeMethod
 
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.
+
+JUDGE_SAMPLES = QAOptions().samples
+"""The judge's samples per claim, as answers take them."""
 
 app = typer.Typer(help="Evaluate abstracts, answers, retrieval and labels.")
 app.add_typer(baseline.app, name="baseline")
@@ -134,10 +138,13 @@ def eval_abstracts(
     ] = SupportJudgeName.auto,
     support_samples: Annotated[
         int,
-        typer.Option(
-            "--support-samples", min=1, help="Judge samples per sentence (majority)."
+        bounded(
+            QAOptions,
+            "samples",
+            "--support-samples",
+            help="Judge samples per sentence (majority).",
         ),
-    ] = 3,
+    ] = JUDGE_SAMPLES,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -165,7 +172,7 @@ def eval_abstracts(
             return await evaluation.eval_abstracts(results, **options)
         judge = None if support_judge is SupportJudgeName.auto else support_judge.value
         async with support_checker(
-            settings, model, samples=support_samples, judge=judge
+            settings, samples=support_samples, judge=judge
         ) as checker:
             return await evaluation.eval_abstracts(results, **options, support=checker)
 
@@ -199,7 +206,7 @@ def eval_labels(
 
     async def evaluate(_: None) -> Report:
         report = await evaluation.eval_labels(
-            settings, data, labellers=names, limit=limit, model=model
+            settings, data, labellers=names, limit=limit
         )
         return with_plot(report, plot, lambda r, p: label_plot(r, names, p))
 
@@ -290,8 +297,9 @@ def eval_judge(
         ),
     ] = None,
     samples: Annotated[
-        int, typer.Option("--samples", min=1, help="Samples per judgement.")
-    ] = 3,
+        int,
+        bounded(QAOptions, "samples", "--samples", help="Samples per judgement."),
+    ] = JUDGE_SAMPLES,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -318,7 +326,6 @@ def eval_judge(
                 seed=seed,
                 methods=chosen,
                 samples=samples,
-                model=model,
             ),
             render.abstract_judge_report,
             json_out=json_out,
@@ -338,7 +345,6 @@ def eval_judge(
             seed=seed,
             methods=methods,
             samples=samples,
-            model=model,
         ),
         render.judge_eval_report,
         json_out=json_out,
@@ -387,7 +393,6 @@ def eval_make_questions(
             styles=chosen,
             seed=seed,
             min_words=min_words,
-            model=model,
             on_item=on_item,
         ),
         render.questions_report,
@@ -444,7 +449,6 @@ def eval_retrieval(
             retrievers=methods,
             ks=cut_offs,
             limit=limit,
-            model=model,
         )
         return with_plot(report, plot, retrieval_plot)
 

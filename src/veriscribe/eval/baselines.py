@@ -422,7 +422,6 @@ async def run_naive(
     inputs: Sequence[str],
     out: Path,
     *,
-    model: str | None = None,
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
 ) -> dict[str, Any]:
@@ -441,7 +440,7 @@ async def run_naive(
     items = await asyncio.to_thread(read_inputs, inputs, settings.max_input_bytes)
     prompt = "naive"
     async with open_store(settings) as store:
-        llm = make_llm(model or settings.model, settings, store)
+        llm = make_llm(settings.model, settings, store)
         done = 0
 
         async def one(item: Article | ReadFailure) -> Line:

@@ -49,7 +49,6 @@ async def eval_judge(
     seed: int = 0,
     methods: Sequence[JudgeMethod] = ("scored",),
     samples: int = 3,
-    model: str | None = None,
     on_pair: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Judge labelled pairs built from a corpus with each method; return the report."""
@@ -63,7 +62,7 @@ async def eval_judge(
         )
         if not pairs:
             raise InputError(f"corpus {corpus!r} has no sentences to build pairs from")
-        llm = make_llm(model or settings.model, settings, store)
+        llm = make_llm(settings.model, settings, store)
         report: dict[str, Any] = {
             "corpus": corpus,
             "model": llm.label,
@@ -202,7 +201,6 @@ async def eval_abstract_judge(
     seed: int = 0,
     methods: Sequence[AbstractJudgeMethod] = ("checks", "hybrid"),
     samples: int = 3,
-    model: str | None = None,
     on_pair: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Judge labelled abstract-sentence pairs with each method; return the report.
@@ -223,9 +221,7 @@ async def eval_abstract_judge(
         )
     async with open_store(settings) as store:
         needs_model = any(m != "checks" for m in methods)
-        llm = (
-            make_llm(model or settings.model, settings, store) if needs_model else None
-        )
+        llm = make_llm(settings.model, settings, store) if needs_model else None
         label = llm.label if llm is not None else None
         report: dict[str, Any] = {
             "pairs_from": "abstracts",

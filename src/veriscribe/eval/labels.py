@@ -46,7 +46,6 @@ async def eval_labels(
     *,
     labellers: tuple[str, ...] = ("classifier",),
     limit: int | None = None,
-    model: str | None = None,
 ) -> dict[str, Any]:
     """Score the first-sentence labellers on labelled abstracts."""
     items = read_labelled(path, limit)
@@ -71,7 +70,7 @@ async def eval_labels(
             usage: dict[str, int] = {}
         elif name == "llm":
             async with open_store(settings) as store:
-                llm = make_llm(model or settings.model, settings, store)
+                llm = make_llm(settings.model, settings, store)
                 predicted, calls, prompt_tokens, output_tokens = [], 0, 0, 0
                 for item in items:
                     sentences = item["sentences"]

@@ -91,13 +91,13 @@ async def make_questions(
     styles: Sequence[str] = STYLES,
     seed: int = 0,
     min_words: int = MIN_WORDS,
-    model: str | None = None,
     llm: LLM | None = None,
     on_item: OnItem | None = None,
 ) -> dict[str, Any]:
     """Generate, gate and write a question set; resume an interrupted one.
 
-    ``llm`` overrides ``model``: a client built by the caller (any chat model).
+    ``llm`` overrides the settings' model: a client built by the caller (any chat
+    model).
 
     Returns:
         The summary: counts kept and dropped (with the reasons), regenerated, per
@@ -109,7 +109,7 @@ async def make_questions(
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
         if llm is None:
-            llm = make_llm(model or settings.model, settings, store)
+            llm = make_llm(settings.model, settings, store)
         version = await corpora.corpus_version(store, corpus)
         prompt_ids = [load_prompt("questions", s).id for s in styles]
         thread_id = thread_key(

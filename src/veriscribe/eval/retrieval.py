@@ -41,7 +41,6 @@ async def eval_retrieval(
     retrievers: Sequence[Retriever] = ("fused",),
     ks: Sequence[int] = DEFAULT_KS,
     limit: int | None = None,
-    model: str | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Measure hit rate at k and mean sections returned for each retriever."""
@@ -55,11 +54,7 @@ async def eval_retrieval(
     }
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
-        llm = (
-            make_llm(model or settings.model, settings, store)
-            if "llm" in retrievers
-            else None
-        )
+        llm = make_llm(settings.model, settings, store) if "llm" in retrievers else None
         for method in retrievers:
             # The model picks at most `top` sections, in its order of preference.
             deps = QADeps(

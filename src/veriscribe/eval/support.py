@@ -207,7 +207,6 @@ class SupportChecker:
 @asynccontextmanager
 async def support_checker(
     settings: Settings,
-    model: str | None = None,
     *,
     samples: int = 3,
     judge: AbstractJudgeMethod | None = None,
@@ -216,15 +215,15 @@ async def support_checker(
     """Open the store and the judge's model, and yield a checker that judges with them.
 
     ``judge`` None: the measured judge with the best held-out accuracy whose model is
-    installed (``model`` is not used); otherwise that judge on ``model`` (default:
-    the configured one).
+    installed (the settings' model is not used); otherwise that judge on the
+    settings' model.
     """
     async with open_store(settings) as store:
         if judge is None:
             chosen = choose_judge(available_models())
             spec = chosen.spec
         else:
-            spec = model or settings.model
+            spec = settings.model
             chosen = None
         llm = (
             make_llm(spec, settings, store)

@@ -9,7 +9,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -541,7 +541,9 @@ def add_routes(app: FastAPI, server: Server) -> None:
         for upload in files:
             await upload.seek(0)
         digests = sorted(hashlib.sha256(data).hexdigest() for data in contents)
-        blob = json.dumps([digests, asdict(options), settings.model], sort_keys=True)
+        blob = json.dumps(
+            [digests, options.model_dump(), settings.model], sort_keys=True
+        )
         run_id = RUN_PREFIX + hashlib.sha256(blob.encode()).hexdigest()[:12]
         accepted = RunAccepted(
             run_id=run_id,

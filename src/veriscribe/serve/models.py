@@ -48,7 +48,7 @@ class AnswerRequest(BaseModel):
     citations: Citations = "constrained"
     cite_by: CiteBy = "quote"
     wording: Wording = "source"
-    select: Selection = QAOptions.select
+    select: Selection = _DEFAULT.select
     max_sentences: int = Field(_DEFAULT.max_sentences, ge=1, le=10)
     judge_method: JudgeMethod = "scored"
 

@@ -143,11 +143,10 @@ async def generate_abstract(
     path: Path,
     options: AbstractOptions,
     *,
-    model: str | None = None,
     on_event: OnEvent | None = None,
 ) -> AbstractResult:
     """Write an abstract for the article in ``path``."""
     article = read_single_article(path, settings.max_input_bytes)
     async with open_store(settings) as store:
-        llm = make_llm(model or settings.model, settings, store)
+        llm = make_llm(settings.model, settings, store)
         return await run_abstract(store, llm, article, options, on_event=on_event)

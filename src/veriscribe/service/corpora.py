@@ -92,7 +92,6 @@ async def add_corpus(
     name: str,
     paths: Sequence[Path],
     *,
-    model: str | None = None,
     on_progress: ProgressFn | None = None,
 ) -> IngestReport:
     """Add guideline documents to a corpus (created if new) and summarise new sections.
@@ -126,7 +125,7 @@ async def add_corpus(
             progress("store", done, len(docs), doc.doc_id)
         pending = await db.pending_sections(store, name)
         if pending:
-            llm = make_llm(model or settings.model, settings, store)
+            llm = make_llm(settings.model, settings, store)
             report.model = llm.label
             await _summarize(store, llm, name, pending, report, progress)
         await _embed(store, name, progress)

@@ -36,10 +36,10 @@ class DoctorReply(BaseModel):
     colours: list[str] = Field(min_length=3, max_length=3)
 
 
-async def doctor(settings: Settings, spec: str | None = None) -> DoctorReport:
-    """Check a backend with real calls and measure its prompt and output speed."""
+async def doctor(settings: Settings) -> DoctorReport:
+    """Check the configured backend with real calls; measure its prompt and output speed."""
     async with open_store(settings) as store:
-        llm = make_llm(spec or settings.model, settings, store)
+        llm = make_llm(settings.model, settings, store)
         llm.settings = llm.settings.model_copy(update={"cache": False})
         load = _load(llm)
         # Prompt speed: a long prompt, one output token.

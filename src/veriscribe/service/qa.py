@@ -126,7 +126,6 @@ async def ask(
     question: str,
     *,
     options: QAOptions | None = None,
-    model: str | None = None,
     on_stage: OnStage | None = None,
 ) -> CheckedAnswer:
     """Answer a question from a corpus with checked verbatim citations."""
@@ -135,7 +134,7 @@ async def ask(
     opts = options or QAOptions()
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
-        llm = make_llm(model or settings.model, settings, store)
+        llm = make_llm(settings.model, settings, store)
         version = await db.corpus_version(store, corpus)
         tid = thread_key("qa", corpus, version, question, opts.key(), llm.identity)
         graph = await qa_runner(store, llm.settings.retries + 1)
@@ -166,7 +165,6 @@ async def verify_answer(
     all_claims: bool = False,
     judge_method: JudgeMethod = "scored",
     read_set: Sequence[str] | None = None,
-    model: str | None = None,
     settings: Settings | None = None,
     on_stage: OnStage | None = None,
 ) -> CheckedAnswer:
@@ -187,8 +185,7 @@ async def verify_answer(
         judge_method: ``scored`` or ``sampled`` (see the judge node).
         read_set: The section keys (``doc:section``) the answer was written from,
             searched by recovery; default: the sections the answer cites.
-        model: Model SPEC (default: the configured one).
-        settings: Settings (default: from the environment).
+        settings: Settings, the model among them (default: from the environment).
         on_stage: Progress callback.
     """
     settings = settings or Settings()
@@ -202,9 +199,7 @@ async def verify_answer(
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
         needs_model = judge or not all_claims
-        llm = (
-            make_llm(model or settings.model, settings, store) if needs_model else None
-        )
+        llm = make_llm(settings.model, settings, store) if needs_model else None
         keys = list(read_set) if read_set is not None else cited_sections(answer)
         found = await db.get_sections(store, corpus, keys)
         keys = [key for key in keys if key in found]
@@ -262,12 +257,11 @@ class ChatSession:
         *,
         session_id: str | None = None,
         options: QAOptions | None = None,
-        model: str | None = None,
     ) -> AsyncIterator[ChatSession]:
         """Open a chat (a new one, or the one named ``session_id`` to resume it)."""
         async with open_store(settings) as store:
             await require_corpus(store, corpus)
-            llm = make_llm(model or settings.model, settings, store)
+            llm = make_llm(settings.model, settings, store)
             graph = await qa_runner(store, llm.settings.retries + 1)
             deps = QADeps(store=store, llm=llm, options=options or QAOptions())
             session = cls(
@@ -344,7 +338,6 @@ async def ask_questions(
     out: Path,
     *,
     options: QAOptions | None = None,
-    model: str | None = None,
     limit: int | None = None,
     on_answer: OnAnswer | None = None,
 ) -> QuestionSetSummary:
@@ -370,9 +363,7 @@ async def ask_questions(
     lines: list[str] = []
     for done, item in enumerate(questions, 1):
         try:
-            result = await ask(
-                settings, corpus, item["question"], options=options, model=model
-            )
+            result = await ask(settings, corpus, item["question"], options=options)
         except (ContextOverflow, ConstraintError, InputError) as exc:
             failures.append(QuestionFailure(id=item["id"], reason=exc.user_message))
             continue

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ def article_slots(concurrency: int) -> int:
 def default_run_id(inputs: Sequence[str], options: AbstractOptions, model: str) -> str:
     """Return the run id derived from the inputs, the options and the model SPEC."""
     blob = json.dumps(
-        {"inputs": list(inputs), "options": asdict(options), "model": model},
+        {"inputs": list(inputs), "options": options.model_dump(), "model": model},
         sort_keys=True,
     )
     return "run-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
@@ -75,7 +75,7 @@ class RunConfig:
         """Return the config as stored."""
         return {
             "model": self.model,
-            "options": asdict(self.options),
+            "options": self.options.model_dump(),
             "inputs": self.inputs,
             "out": self.out,
             "concurrency": self.concurrency,

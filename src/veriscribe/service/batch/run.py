@@ -58,7 +58,6 @@ async def register_run(
     *,
     run_id: str | None = None,
     concurrency: int | None = None,
-    model: str | None = None,
 ) -> str:
     """Record a run (its model, options, inputs and output file) and return its id.
 
@@ -76,7 +75,6 @@ async def register_run(
         options,
         run_id=run_id,
         concurrency=concurrency,
-        model=model,
     )
     return rid
 
@@ -89,12 +87,11 @@ async def _register(
     *,
     run_id: str | None,
     concurrency: int | None,
-    model: str | None,
     store: Store | None = None,
 ) -> tuple[str, RunConfig]:
     if not inputs:
         raise InputError("no input given")
-    model_text = str(parse_spec(model or settings.model))
+    model_text = str(parse_spec(settings.model))
     inputs_abs = absolute_inputs(inputs)
     rid = run_id or default_run_id(inputs_abs, options, model_text)
     async with contextlib.AsyncExitStack() as stack:
@@ -134,7 +131,6 @@ async def run_batch(
     *,
     run_id: str | None = None,
     concurrency: int | None = None,
-    model: str | None = None,
     on_progress: OnProgress | None = None,
     handle_signals: bool = True,
     stop: asyncio.Event | None = None,
@@ -157,7 +153,6 @@ async def run_batch(
             options,
             run_id=run_id,
             concurrency=concurrency,
-            model=model,
             store=store,
         )
         llm = make_llm(
@@ -256,13 +251,12 @@ async def resume_run(
         record = await stored_run(store, run_id)
     config = RunConfig.from_dict(record.config)
     return await run_batch(
-        settings,
+        settings.with_overrides(model=config.model),  # the run's model, not today's
         config.inputs,
         Path(config.out),
         config.options,
         run_id=run_id,
         concurrency=concurrency or config.concurrency,
-        model=config.model,
         on_progress=on_progress,
         handle_signals=handle_signals,
         stop=stop,
