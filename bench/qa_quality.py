@@ -91,10 +91,8 @@ async def run_mode(
     )
     report = eval_qa(out)
     results = read_results(out)
-    lanes = Counter(
-        c.get("judged_by") or "none" for r in results for c in r.get("claims", [])
-    )
-    no_claim = sum(1 for r in results if not r.get("claims") and not r.get("not_found"))
+    lanes = Counter(c.judged_by or "none" for r in results for c in r.claims)
+    no_claim = sum(1 for r in results if not r.claims and not r.not_found)
     return {
         "mode": mode,
         "summary": summary.model_dump(mode="json", include={"answered", "failed"}),

@@ -65,7 +65,7 @@ def checked(tmp_path: Path) -> Path:
 
 
 def test_pooled_funnel_windows_and_tiers(checked: Path) -> None:
-    results = read_results(checked)
+    results = _read(checked)
     assert len(results) == 2
     report = eval_qa(checked)
     # FIRST: 3 claims, the marker after sentence 2; SECOND: 2 claims, each cited.
@@ -101,6 +101,11 @@ def test_pooled_funnel_windows_and_tiers(checked: Path) -> None:
     assert "agreement" not in report
 
 
+def _read(path: Path) -> list[dict[str, Any]]:
+    """Read checked answers as the JSON objects they are written as."""
+    return [r.model_dump(mode="json") for r in read_results(path)]
+
+
 def _verdicts(results: list[dict[str, Any]], verdicts: list[str | None]) -> list[Any]:
     changed = copy.deepcopy(results)
     claims = [c for r in changed for c in r["claims"]]
@@ -110,7 +115,7 @@ def _verdicts(results: list[dict[str, Any]], verdicts: list[str | None]) -> list
 
 
 def test_cohen_kappa_between_two_judges(checked: Path, tmp_path: Path) -> None:
-    results = read_results(checked)
+    results = _read(checked)
     full, part, no = "fully_supported", "partially_supported", "not_supported"
     first = tmp_path / "judge_a.jsonl"
     second = tmp_path / "judge_b.jsonl"
@@ -146,7 +151,7 @@ def test_cli_table_json_and_plot(checked: Path, tmp_path: Path) -> None:
 
 
 def test_answers_are_scored_against_gold_answers(checked: Path, tmp_path: Path) -> None:
-    first, second = read_results(checked)
+    first, second = _read(checked)
     rows = [
         {**first, "id": "a", "gold_answer": "a validated device", "answerable": True},
         {**second, "id": "b", "gold_answer": "validated device", "answerable": True},

@@ -312,10 +312,10 @@ def test_read_results_accepts_object_array_and_lines(tmp_path: Path) -> None:
     many.write_text(
         json.dumps([{"id": "x", "abstract": "A."}, {"id": "y", "error": "e"}])
     )
-    assert [i["id"] for i in read_results(one).usable] == ["x"]
+    assert [i.key for i in read_results(one).usable] == ["x"]
     found = read_results(many)
     usable, excluded = found.usable, found.excluded
-    assert [i["id"] for i in usable] == ["x"] and excluded[0]["id"] == "y"
+    assert [i.key for i in usable] == ["x"] and excluded[0]["id"] == "y"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     with pytest.raises(InputError):

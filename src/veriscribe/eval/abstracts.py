@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from veriscribe.documents.articles import (
     Article,
@@ -18,6 +18,7 @@ from veriscribe.documents.articles import (
 )
 from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
+from veriscribe.eval.result_files import AbstractItem, read_abstract_items
 from veriscribe.eval.support import (
     CALIBRATION_FLOOR,
     SUPPORT_METRICS,
@@ -95,11 +96,18 @@ def significance(p_value: float) -> str:
     return ""
 
 
+class Usable(NamedTuple):
+    """A result to score, and the key it is known by (its id, else its source)."""
+
+    key: str
+    item: AbstractItem
+
+
 @dataclass
 class ResultItems:
     """The items of a results file: those to score and those left out, with why."""
 
-    usable: list[dict[str, Any]]
+    usable: list[Usable]
     """Items with an ``abstract`` and no ``error``, the first of each ``id``."""
     excluded: list[dict[str, Any]]
     """Each with ``id``, ``source`` and ``reason``: failed items, lines that are not
@@ -114,51 +122,26 @@ def read_results(path: Path) -> ResultItems:
     Raises:
         InputError: The file cannot be read or holds no item at all.
     """
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-    raw: list[tuple[str, Any]] = []
-    bad: list[dict[str, Any]] = []
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                raw.append((f"{path.name}:{number}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                bad.append(
-                    {
-                        "id": f"{path.name}:{number}",
-                        "source": "",
-                        "reason": f"line {number} is not JSON ({exc.msg})",
-                    }
-                )
-    else:
-        items = whole if isinstance(whole, list) else [whole]
-        raw = [(f"{path.name}:{i + 1}", item) for i, item in enumerate(items)]
-    if not raw and not bad:
-        raise InputError(f"{path}: no results")
-    found = ResultItems([], bad)
+    found = ResultItems([], [])
     seen: set[str] = set()
-    for where, item in raw:
-        if not isinstance(item, dict):
-            bad.append({"id": where, "source": "", "reason": "not a JSON object"})
+    for where, item in read_abstract_items(path):
+        if isinstance(item, str):
+            found.excluded.append({"id": where, "source": "", "reason": item})
             continue
-        key = str(item.get("id") or item.get("source") or where)
-        excluded = {"id": key, "source": str(item.get("source") or "")}
-        if item.get("error"):
-            bad.append({**excluded, "reason": f"failed: {item['error']}"})
+        key = item.id or item.source or where
+        excluded = {"id": key, "source": item.source}
+        if item.error:
+            found.excluded.append({**excluded, "reason": f"failed: {item.error}"})
             found.failed += 1
-        elif not isinstance(item.get("abstract"), str) or not item["abstract"].strip():
-            bad.append({**excluded, "reason": "no abstract"})
+        elif item.abstract is None or not item.abstract.strip():
+            found.excluded.append({**excluded, "reason": "no abstract"})
         elif key in seen:
-            bad.append({**excluded, "reason": "duplicate id (the first is scored)"})
+            found.excluded.append(
+                {**excluded, "reason": "duplicate id (the first is scored)"}
+            )
         else:
             seen.add(key)
-            found.usable.append({**item, "_key": key})
+            found.usable.append(Usable(key, item))
     return found
 
 
@@ -305,13 +288,13 @@ class References:
                 return entry
         return f"article not found: {source}"
 
-    def _match(self, item: Mapping[str, Any]) -> Any:
-        source = str(item.get("source") or "")
+    def _match(self, item: AbstractItem) -> Any:
+        source = item.source
         if source:
             key = self._source_key(source)
             if key is not None and key in self._by_path:
                 return self._by_path[key]
-        identifier = str(item.get("id") or "")
+        identifier = item.id or ""
         if identifier and identifier in self._by_id:
             return self._by_id[identifier]
         if source:
@@ -320,9 +303,9 @@ class References:
                 return same_name[0]
         return None
 
-    def find(self, item: Mapping[str, Any]) -> ScoringSource | str:
+    def find(self, item: AbstractItem) -> ScoringSource | str:
         """Return what ``item`` is scored against, or why it cannot be scored."""
-        source = str(item.get("source") or "")
+        source = item.source
         if self._mode == "articles":
             found = self._match(item)
             if found is None:
@@ -339,7 +322,7 @@ class References:
                 if reference is None:
                     return "no reference abstract for it in the reference list"
             else:
-                reference = item.get("reference")
+                reference = item.reference
         if not isinstance(reference, str) or not reference.strip():
             return "no reference abstract"
         if not article.paragraphs:
@@ -416,10 +399,9 @@ def score_abstract(
     }
 
 
-def _asked_words(item: Mapping[str, Any]) -> int:
+def _asked_words(item: AbstractItem) -> int:
     """Return the length a result was asked for (its ``words_asked``, else 250)."""
-    asked = item.get("words_asked")
-    return asked if isinstance(asked, int) and asked > 0 else DEFAULT_WORDS
+    return item.words_asked or DEFAULT_WORDS
 
 
 def _summary(
@@ -504,19 +486,18 @@ async def _evaluate(
     total = len(usable) + len(excluded)
     per_article: list[dict[str, Any]] = []
     scored: list[tuple[dict[str, Any], ScoringSource, str]] = []
-    for item in usable:
+    for key, item in usable:
         found = references.find(item)
         if isinstance(found, str):
-            excluded.append(
-                {"id": item["_key"], "source": item.get("source", ""), "reason": found}
-            )
+            excluded.append({"id": key, "source": item.source, "reason": found})
             continue
+        generated = item.abstract or ""
         record = {
-            "id": item["_key"],
-            "source": item.get("source", ""),
+            "id": key,
+            "source": item.source,
             **score_abstract(
                 found,
-                item["abstract"],
+                generated,
                 references=references,
                 aliases=aliases,
                 keyphrases=keyphrases,
@@ -524,7 +505,7 @@ async def _evaluate(
             ),
         }
         per_article.append(record)
-        scored.append((record, found, item["abstract"]))
+        scored.append((record, found, generated))
     plugins, notes, unregistered = _plugin_scores(scored)
     metrics = list(ABSTRACTIVENESS + REFERENCE_METRICS) + list(QUALITY_METRICS)
     if aliases is not None:
@@ -539,7 +520,7 @@ async def _evaluate(
     summary = _summary(per_article, metrics)
     for name, note in notes.items():
         summary[name] = {"n": 0, "mean": None, "better": "higher", "note": note}
-    models = sorted({str(i.get("model")) for i in usable if i.get("model")})
+    models = sorted({item.model for _, item in usable if item.model})
     report = {
         "results": str(path),
         "models": models,
