@@ -412,7 +412,7 @@ def test_run_lead_writes_results_and_records_failures(tmp_path: Path) -> None:
     bad.write_text("<article><body>")
     out = tmp_path / "lead.jsonl"
     summary = run_lead([str(good), str(bad)], out)
-    assert summary["written"] == 1 and summary["failed"] == 1
+    assert summary.written == 1 and summary.failed == 1
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["abstract"] == "The cat sat on the mat."
     assert (

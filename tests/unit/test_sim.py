@@ -195,9 +195,9 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
     summary = await make_questions(
         settings, "cpg", 9, tmp_path / "q.jsonl", model="sim", seed=1
     )
-    assert summary["kept"] == 9 and summary["dropped"] == 0
-    assert summary["regenerated"] == 0
-    assert summary["by_style"] == {"lookup": 3, "scenario": 3, "sdm": 3}
+    assert summary.kept == 9 and summary.dropped == 0
+    assert summary.regenerated == 0
+    assert summary.by_style == {"lookup": 3, "scenario": 3, "sdm": 3}
 
 
 async def test_sim_reply_depends_on_prompt_and_seed_not_on_faults() -> None:

@@ -21,12 +21,13 @@ from veriscribe.cli.common import (
     settings_for,
 )
 from veriscribe.cli.failure import fail
-from veriscribe.cli.output import Report, present, with_plot
+from veriscribe.cli.output import present, with_plot
 from veriscribe.cli.render import evaluate as render
 from veriscribe.options import JudgeMethod, Retriever
 
 if TYPE_CHECKING:
     from veriscribe.eval.abstract_judge import AbstractJudgeMethod
+    from veriscribe.eval.reports import LabelReport, QAReport, RetrievalReport
 
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.
@@ -151,7 +152,7 @@ def eval_abstracts(
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def evaluate(_: None) -> Report:
+    async def evaluate(_: None) -> dict[str, Any]:
         for spec in scorer or []:
             load_scorer_spec(spec)
         options: dict[str, Any] = {
@@ -197,7 +198,7 @@ def eval_labels(
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     names = tuple(name.value for name in labeller or [LabellerName.classifier])
 
-    async def evaluate(_: None) -> Report:
+    async def evaluate(_: None) -> LabelReport:
         report = await evaluation.eval_labels(
             settings, data, labellers=names, limit=limit, model=model
         )
@@ -233,7 +234,7 @@ def eval_qa(
     from veriscribe.eval.plots import qa_funnel_plot
     from veriscribe.eval.qa import eval_qa as evaluate
 
-    async def score(_: None) -> Report:
+    async def score(_: None) -> QAReport:
         return with_plot(evaluate(results, second=second_judge), plot, qa_funnel_plot)
 
     present(score, render.qa_eval_report, json_out=json_out)
@@ -436,7 +437,7 @@ def eval_retrieval(
     cut_offs = parse_cut_offs(k)
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def measure(_: None) -> Report:
+    async def measure(_: None) -> RetrievalReport:
         report = await evaluate(
             settings,
             corpus,

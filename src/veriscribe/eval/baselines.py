@@ -43,6 +43,7 @@ from veriscribe.errors import (
     StructuredOutputError,
     VeriscribeError,
 )
+from veriscribe.eval.reports import BaselineFailureRow, BaselineSummary
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.prompts import Prompt, load_prompt
@@ -184,29 +185,28 @@ def _summary(
     out: Path,
     lines: Sequence[Line],
     seconds: float,
-) -> dict[str, Any]:
+) -> BaselineSummary:
     failures = [
-        {"id": line.id, "source": line.source, "reason": line.error}
+        BaselineFailureRow(id=line.id, source=line.source, reason=line.error)
         for line in lines
         if isinstance(line, BaselineFailure)
     ]
-    usage = sum((line.usage for line in lines), Usage()).model_dump()
-    return {
-        "baseline": baseline,
-        "model": model,
-        "out": str(out),
-        "items": len(lines),
-        "written": len(lines) - len(failures),
-        "failed": len(failures),
-        "truncated": sum(
+    return BaselineSummary(
+        baseline=baseline,
+        model=model,
+        out=str(out),
+        items=len(lines),
+        written=len(lines) - len(failures),
+        failed=len(failures),
+        truncated=sum(
             1
             for line in lines
             if isinstance(line, NaiveLine) and line.truncation.get("truncated")
         ),
-        "failures": failures,
-        "usage": usage,
-        "seconds": round(seconds, 3),
-    }
+        failures=failures,
+        usage=sum((line.usage for line in lines), Usage()),
+        seconds=round(seconds, 3),
+    )
 
 
 # -------------------------------------------------------------------------- Lead-k
@@ -248,7 +248,7 @@ def _lead_record(
 
 def run_lead(
     inputs: Sequence[str], out: Path, *, k: int | None = None
-) -> dict[str, Any]:
+) -> BaselineSummary:
     """Write the Lead-k abstract of every input article to ``out`` (JSON lines)."""
     if k is not None and k < 1:
         raise InputError("--k must be 1 or more")
@@ -425,7 +425,7 @@ async def run_naive(
     model: str | None = None,
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
-) -> dict[str, Any]:
+) -> BaselineSummary:
     """Write the naive single-prompt abstract of every input article to ``out``.
 
     One article that fails is recorded with its reason and never stops the others.

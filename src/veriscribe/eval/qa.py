@@ -24,9 +24,20 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from veriscribe.checks.verbatim import is_compliant
+from veriscribe.eval.reports import (
+    Agreement,
+    AnswerWords,
+    Funnel,
+    GoldScores,
+    NotFoundScores,
+    QARates,
+    QAReport,
+    QuestionScores,
+    TierCount,
+    WindowCoverage,
+)
 from veriscribe.eval.result_files import AnswerItem, ClaimItem, read_answer_items
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
 from veriscribe.metrics.gold import gold_recall, not_found_scores, words
@@ -74,23 +85,21 @@ def _pooled_funnel(results: Sequence[AnswerItem]) -> ClaimFunnel:
     return total
 
 
-def _coverage(results: Sequence[AnswerItem], claims: int) -> dict[str, Any]:
-    pooled: dict[str, dict[str, Any]] = {}
+def _coverage(results: Sequence[AnswerItem], claims: int) -> dict[str, WindowCoverage]:
+    pooled: dict[str, WindowCoverage] = {}
     for k in map(str, WINDOWS):
         covered = sum(_window_counts(r, "covered_by_window").get(k, 0) for r in results)
         verbatim = [
             _window_counts(r, "verbatim_covered_by_window").get(k) for r in results
         ]
-        pooled[k] = {
-            "covered": covered,
-            "rate": _rate(covered, claims),
-            # Older results lack the verbatim-only counts: then the figure is absent.
-            "verbatim_covered": (
-                None if None in verbatim else sum(v or 0 for v in verbatim)
-            ),
-        }
-        count = pooled[k]["verbatim_covered"]
-        pooled[k]["verbatim_rate"] = None if count is None else _rate(count, claims)
+        # Older results lack the verbatim-only counts: then the figure is absent.
+        count = None if None in verbatim else sum(v or 0 for v in verbatim)
+        pooled[k] = WindowCoverage(
+            covered=covered,
+            rate=_rate(covered, claims),
+            verbatim_covered=count,
+            verbatim_rate=None if count is None else _rate(count, claims),
+        )
     return pooled
 
 
@@ -100,7 +109,7 @@ def _claim_key(result: AnswerItem, index: int, claim: ClaimItem) -> tuple[str, .
 
 def _agreement(
     first: Sequence[AnswerItem], second: Sequence[AnswerItem], path: Path
-) -> dict[str, Any]:
+) -> Agreement:
     verdicts = {
         _claim_key(r, i, c): c.verdict for r in second for i, c in enumerate(r.claims)
     }
@@ -118,29 +127,29 @@ def _agreement(
                 only_one += 1
                 continue
             pairs.append((a, b))
-    report: dict[str, Any] = {
-        "second": str(path),
-        "pairs": len(pairs),
-        "judged_by_one_only": only_one,
-        "kappa": None,
-        "observed_agreement": None,
-    }
+    agreement = Agreement(
+        second=str(path),
+        pairs=len(pairs),
+        judged_by_one_only=only_one,
+        kappa=None,
+        observed_agreement=None,
+    )
     if not pairs:
-        report["note"] = (
+        agreement.note = (
             "no claim was judged in both files: are they the same answers checked by "
             "two judges?"
         )
-        return report
+        return agreement
     a_side, b_side = [a for a, _ in pairs], [b for _, b in pairs]
     kappa = cohen_kappa(a_side, b_side)
-    report["kappa"] = None if math.isnan(kappa) else round(kappa, 4)
-    report["observed_agreement"] = round(observed_agreement(a_side, b_side), 4)
-    report["confusion"] = {
+    agreement.kappa = None if math.isnan(kappa) else round(kappa, 4)
+    agreement.observed_agreement = round(observed_agreement(a_side, b_side), 4)
+    agreement.confusion = {
         f"{a} / {b}": n for (a, b), n in sorted(Counter(pairs).items())
     }
-    if report["kappa"] is None:
-        report["note"] = "kappa is undefined: both judges gave one and the same verdict"
-    return report
+    if agreement.kappa is None:
+        agreement.note = "kappa is undefined: both judges gave one and the same verdict"
+    return agreement
 
 
 def _plain(answer: str) -> str:
@@ -150,7 +159,7 @@ def _plain(answer: str) -> str:
     return plain_answer(answer)
 
 
-def answer_scores(result: AnswerItem, number: int) -> dict[str, Any]:
+def answer_scores(result: AnswerItem, number: int) -> QuestionScores:
     """Score one answer: its words, and against its gold answer when it has one.
 
     A not-found or failed answer holds nothing: 0 words, gold recall 0. Gold figures
@@ -161,62 +170,67 @@ def answer_scores(result: AnswerItem, number: int) -> dict[str, Any]:
     gold = result.gold_answer
     scored = bool(gold) and result.answerable is not False
     recall = gold_recall(gold or "", text) if scored else None
-    return {
-        "id": str(number if result.id is None else result.id),
-        "question": result.question,
-        "answerable": result.answerable,
-        "not_found": bool(result.not_found),
-        "answer_words": len(words(text)),
-        "gold_recall": None if recall is None else round(recall, 4),
-        "gold_hit": None if recall is None else recall == 1.0,
-    }
+    return QuestionScores(
+        id=str(number if result.id is None else result.id),
+        question=result.question,
+        answerable=result.answerable,
+        not_found=bool(result.not_found),
+        answer_words=len(words(text)),
+        gold_recall=None if recall is None else round(recall, 4),
+        gold_hit=None if recall is None else recall == 1.0,
+    )
 
 
-def _gold_report(
-    results: Sequence[AnswerItem], scores: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
-    """Pool the per-question scores: gold recall and hit, answer words, not found."""
+def _answer_words(
+    results: Sequence[AnswerItem], scores: Sequence[QuestionScores]
+) -> AnswerWords:
+    """Pool the words of the answers given (not found and failed ones left out)."""
     given = [
-        s["answer_words"]
+        s.answer_words
         for s, r in zip(scores, results, strict=True)
         if not (r.not_found or r.error)
     ]
-    report: dict[str, Any] = {
-        "answer_words": {
-            "answers": len(given),
-            "median": statistics.median(given) if given else None,
-            "mean": round(statistics.mean(given), 2) if given else None,
-        }
-    }
-    recalls = [s["gold_recall"] for s in scores if s["gold_recall"] is not None]
-    if recalls:
-        report["gold"] = {
-            "scored": len(recalls),
-            "gold_recall": round(statistics.mean(recalls), 4),
-            "gold_hit": _rate(sum(r == 1.0 for r in recalls), len(recalls)),
-        }
+    return AnswerWords(
+        answers=len(given),
+        median=statistics.median(given) if given else None,
+        mean=round(statistics.mean(given), 2) if given else None,
+    )
+
+
+def _gold(scores: Sequence[QuestionScores]) -> GoldScores | None:
+    """Pool gold recall and hit over the answers that have a gold answer."""
+    recalls = [s.gold_recall for s in scores if s.gold_recall is not None]
+    if not recalls:
+        return None
+    return GoldScores(
+        scored=len(recalls),
+        gold_recall=round(statistics.mean(recalls), 4),
+        gold_hit=_rate(sum(r == 1.0 for r in recalls), len(recalls)),
+    )
+
+
+def _not_found(results: Sequence[AnswerItem]) -> NotFoundScores | None:
+    """Score "not found" against the questions a question set marks unanswerable."""
     labelled = [r for r in results if r.answerable is not None]
-    if labelled:
-        counts = not_found_scores(
-            (bool(r.answerable), bool(r.not_found)) for r in labelled
-        )
-        report["not_found_scores"] = {
-            "answerable": counts.answerable,
-            "unanswerable": counts.unanswerable,
-            "not_found_answerable": counts.not_found_answerable,
-            "not_found_unanswerable": counts.not_found_unanswerable,
-            "precision": _round(counts.precision),
-            "recall": _round(counts.recall),
-            "answerable_rate": _round(counts.answerable_rate),
-        }
-    return report
+    if not labelled:
+        return None
+    counts = not_found_scores((bool(r.answerable), bool(r.not_found)) for r in labelled)
+    return NotFoundScores(
+        answerable=counts.answerable,
+        unanswerable=counts.unanswerable,
+        not_found_answerable=counts.not_found_answerable,
+        not_found_unanswerable=counts.not_found_unanswerable,
+        precision=_round(counts.precision),
+        recall=_round(counts.recall),
+        answerable_rate=_round(counts.answerable_rate),
+    )
 
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
+def eval_qa(path: Path, *, second: Path | None = None) -> QAReport:
     """Pool checked answers into the funnel, coverage, VCR, CSR and verdict figures.
 
     Args:
@@ -233,31 +247,33 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
     compliant = sum(n for tier, n in tier_counts.items() if is_compliant(tier))
     claims = [c for r in results for c in r.claims]
     verdicts = Counter(c.verdict or UNJUDGED for c in claims)
-    report: dict[str, Any] = {
-        "results": str(path),
-        "answers": len(results),
-        "not_found": sum(bool(r.not_found) for r in results),
-        "not_found_rate": _rate(sum(bool(r.not_found) for r in results), len(results)),
-        "errors": sum(bool(r.error) for r in results),
-        "funnel": funnel.as_dict(),
-        "rates": {
-            "cc": _rate(funnel.covered, funnel.claims),
-            "vcr": _rate(compliant, len(citations)),
-            "csr_strict": _rate(funnel.strict, funnel.verbatim),
-            "csr_lenient": _rate(funnel.lenient, funnel.verbatim),
-            "ccr": _rate(funnel.strict, funnel.claims),
-            "scr": _rate(funnel.strict + funnel.recovered, funnel.claims),
-        },
-        "coverage_by_window": _coverage(results, funnel.claims),
-        "citations": len(citations),
-        "tiers": {
-            tier: {
-                "count": tier_counts.get(tier, 0),
-                "share": _rate(tier_counts.get(tier, 0), len(citations)),
-            }
+    not_found = sum(bool(r.not_found) for r in results)
+    scores = [answer_scores(r, n) for n, r in enumerate(results, 1)]
+    return QAReport(
+        results=str(path),
+        answers=len(results),
+        not_found=not_found,
+        not_found_rate=_rate(not_found, len(results)),
+        errors=sum(bool(r.error) for r in results),
+        funnel=Funnel(**funnel.as_dict()),
+        rates=QARates(
+            cc=_rate(funnel.covered, funnel.claims),
+            vcr=_rate(compliant, len(citations)),
+            csr_strict=_rate(funnel.strict, funnel.verbatim),
+            csr_lenient=_rate(funnel.lenient, funnel.verbatim),
+            ccr=_rate(funnel.strict, funnel.claims),
+            scr=_rate(funnel.strict + funnel.recovered, funnel.claims),
+        ),
+        coverage_by_window=_coverage(results, funnel.claims),
+        citations=len(citations),
+        tiers={
+            tier: TierCount(
+                count=tier_counts.get(tier, 0),
+                share=_rate(tier_counts.get(tier, 0), len(citations)),
+            )
             for tier in (*TIERS, *sorted(set(tier_counts) - set(TIERS)))
         },
-        "verdicts": {
+        verdicts={
             v: verdicts.get(v, 0)
             for v in (
                 *VERDICTS,
@@ -265,14 +281,17 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
                 *sorted(set(verdicts) - {*VERDICTS, UNJUDGED}),
             )
         },
-        "shortfalls": dict(
+        shortfalls=dict(
             sorted(Counter(c.shortfall for c in claims if c.shortfall).items())
         ),
-        "statuses": dict(sorted(Counter(str(c.status) for c in claims).items())),
-    }
-    scores = [answer_scores(r, n) for n, r in enumerate(results, 1)]
-    report.update(_gold_report(results, scores))
-    report["per_question"] = scores
-    if second is not None:
-        report["agreement"] = _agreement(results, read_results(second), second)
-    return report
+        statuses=dict(sorted(Counter(str(c.status) for c in claims).items())),
+        answer_words=_answer_words(results, scores),
+        gold=_gold(scores),
+        not_found_scores=_not_found(results),
+        per_question=scores,
+        agreement=(
+            None
+            if second is None
+            else _agreement(results, read_results(second), second)
+        ),
+    )
