@@ -40,9 +40,11 @@ from veriscribe.cli.render import (
 from veriscribe.cli.terminal import SafeConsole, sanitize
 from veriscribe.eval.reports import (
     AbstractJudgeReport,
+    AbstractsReport,
     BaselineSummary,
     JudgeReport,
     LabelReport,
+    MetricSummary,
     QAReport,
     QuestionSetReport,
     RetrievalReport,
@@ -165,56 +167,10 @@ def answer(s: str) -> CheckedAnswer:
     )
 
 
-def eval_abstracts(s: str) -> dict[str, Any]:
-    return {
-        "results": s,
-        "scored": 2,
-        "items": 3,
-        "failed": 1,
-        "metrics": {
-            s: {
-                "n": 2,
-                "mean": 0.5,
-                "human": 0.4,
-                "difference": 0.1,
-                "abs_difference": 0.1,
-                "better": "higher",
-            },
-            "novelty": {"mean": None, "note": s, "better": s},
-        },
-        "comparison": {
-            "a": s,
-            "b": s,
-            "paired": 2,
-            "resamples": 1000,
-            "metrics": {
-                s: {
-                    "test": "raw",
-                    "n": 2,
-                    "a": 0.5,
-                    "b": 0.4,
-                    "mean_difference": 0.1,
-                    "ci_low": -0.1,
-                    "ci_high": 0.3,
-                    "p_value": 0.2,
-                    "significance": s,
-                }
-            },
-        },
-        "against": {"failed": 1, "scored": 1, "items": 2},
-        "excluded": [{"id": s, "reason": s}],
-        "notes": [s],
-        "support": {
-            "model": s,
-            "judge": s,
-            "judge_accuracy": 0.9,
-            "judge_accuracy_pairs": 100,
-            "samples": 3,
-            "evidence_sentences": 5,
-            "calibration": {"sentences": 4, "fully_supported": 3},
-        },
-        "plot": s,
-    }
+def eval_abstracts(s: str) -> AbstractsReport:
+    report: AbstractsReport = fill(AbstractsReport, s)
+    report.metrics["novelty"] = MetricSummary(n=0, mean=None, better=s, note=s)
+    return report
 
 
 def baseline(s: str) -> BaselineSummary:

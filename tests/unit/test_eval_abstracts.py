@@ -123,7 +123,9 @@ def _check_example(report: dict[str, Any]) -> None:
 
 
 async def test_hand_worked_example_end_to_end(results: Path, article: Path) -> None:
-    report = await eval_abstracts(results, reference=[str(article)])
+    report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     _check_example(report)
     assert report["reference_mode"] == "articles"
     # The failed item and the unreadable line are counted, with their reasons.
@@ -141,7 +143,9 @@ async def test_reference_list_and_results_own_references_agree(
     listing = _write_jsonl(
         tmp_path / "refs.jsonl", [{"file": article.name, "abstract": HUMAN}]
     )
-    from_list = await eval_abstracts(results, reference=listing)
+    from_list = (await eval_abstracts(results, reference=listing)).model_dump(
+        mode="json"
+    )
     assert from_list["reference_mode"] == "list"
     _check_example(from_list)
     # No --reference: each result's own `reference` and `source`.
@@ -156,7 +160,7 @@ async def test_reference_list_and_results_own_references_agree(
             }
         ],
     )
-    from_results = await eval_abstracts(own)
+    from_results = (await eval_abstracts(own)).model_dump(mode="json")
     assert from_results["reference_mode"] == "results"
     _check_example(from_results)
 
@@ -173,7 +177,9 @@ async def test_items_without_article_or_reference_are_excluded_with_reasons(
             {"id": "empty", "source": str(article), "abstract": "  "},
         ],
     )
-    report = await eval_abstracts(results, reference=[str(article)])
+    report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     reasons = {(e["id"], e["reason"]) for e in report["excluded"]}
     assert ("gone", "no matching article in the reference set") in reasons
     assert ("tiny", "duplicate id (the first is scored)") in reasons
@@ -184,7 +190,9 @@ async def test_items_without_article_or_reference_are_excluded_with_reasons(
 async def test_model_metrics_absent_are_null_never_zero(
     results: Path, article: Path
 ) -> None:
-    report = await eval_abstracts(results, reference=[str(article)])
+    report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     for name in ("alignscore", "minicheck", "summac", "bertscore"):
         entry = report["metrics"][name]
         assert entry["mean"] is None and entry["n"] == 0 and "absent" in entry["note"]
@@ -206,7 +214,9 @@ async def test_registered_scorer_is_reported_and_a_failing_one_is_absent(
     register_scorer("bertscore", bertscore)
     register_scorer("alignscore", alignscore)
     try:
-        report = await eval_abstracts(results, reference=[str(article)])
+        report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+            mode="json"
+        )
     finally:
         unregister_scorer("bertscore")
         unregister_scorer("alignscore")
@@ -237,7 +247,9 @@ def test_scorer_spec_from_the_command_line() -> None:
 async def test_umls_recall_only_with_a_knowledge_base(
     tmp_path: Path, results: Path, article: Path
 ) -> None:
-    without = await eval_abstracts(results, reference=[str(article)])
+    without = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     assert "umls_recall" not in without["metrics"]
     assert any("umls_recall omitted" in note for note in without["notes"])
     kb = _write_jsonl(
@@ -247,7 +259,9 @@ async def test_umls_recall_only_with_a_knowledge_base(
             {"concept_id": "C2", "canonical_name": "bird", "aliases": []},
         ],
     )
-    report = await eval_abstracts(results, reference=[str(article)], kb=kb)
+    report = (
+        await eval_abstracts(results, reference=[str(article)], kb=kb)
+    ).model_dump(mode="json")
     # The reference mentions cat and bird; the generated abstract only the cat.
     assert report["metrics"]["umls_recall"]["mean"] == pytest.approx(0.5)
 
@@ -272,9 +286,9 @@ async def test_against_runs_the_paired_bootstrap(tmp_path: Path) -> None:
             for i, s in enumerate(sources)
         ],
     )
-    report = await eval_abstracts(
-        close, reference=sources, against=copied, resamples=500
-    )
+    report = (
+        await eval_abstracts(close, reference=sources, against=copied, resamples=500)
+    ).model_dump(mode="json")
     comparison = report["comparison"]
     assert comparison["paired"] == 4 and comparison["resamples"] == 500
     density = comparison["metrics"]["density"]
@@ -299,7 +313,9 @@ async def test_against_runs_the_paired_bootstrap(tmp_path: Path) -> None:
 
 async def test_plot_writes_a_png(tmp_path: Path, results: Path, article: Path) -> None:
     png = tmp_path / "metrics.png"
-    report = await eval_abstracts(results, reference=[str(article)], plot=png)
+    report = (
+        await eval_abstracts(results, reference=[str(article)], plot=png)
+    ).model_dump(mode="json")
     assert report["plot"] == str(png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
@@ -315,7 +331,7 @@ def test_read_results_accepts_object_array_and_lines(tmp_path: Path) -> None:
     assert [i.key for i in read_results(one).usable] == ["x"]
     found = read_results(many)
     usable, excluded = found.usable, found.excluded
-    assert [i.key for i in usable] == ["x"] and excluded[0]["id"] == "y"
+    assert [i.key for i in usable] == ["x"] and excluded[0].id == "y"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     with pytest.raises(InputError):
@@ -492,7 +508,9 @@ async def test_quality_metrics_are_scored_against_the_asked_length(
             },
         ],
     )
-    report = await eval_abstracts(path, reference=[str(article)])
+    report = (await eval_abstracts(path, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     records = {r["id"]: r["generated"] for r in report["per_article"]}
     assert records["asked"]["words"] == 10
     assert records["asked"]["within_length"] == 1.0  # 10 words, 10 asked

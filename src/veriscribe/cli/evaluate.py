@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,7 +28,12 @@ from veriscribe.options import JudgeMethod, Retriever
 
 if TYPE_CHECKING:
     from veriscribe.eval.abstract_judge import AbstractJudgeMethod
-    from veriscribe.eval.reports import LabelReport, QAReport, RetrievalReport
+    from veriscribe.eval.reports import (
+        AbstractsReport,
+        LabelReport,
+        QAReport,
+        RetrievalReport,
+    )
 
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.
@@ -152,23 +158,26 @@ def eval_abstracts(
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def evaluate(_: None) -> dict[str, Any]:
+    score = partial(
+        evaluation.eval_abstracts,
+        results,
+        reference=reference,
+        against=against,
+        plot=plot,
+        kb=kb,
+        resamples=resamples,
+    )
+
+    async def evaluate(_: None) -> AbstractsReport:
         for spec in scorer or []:
             load_scorer_spec(spec)
-        options: dict[str, Any] = {
-            "reference": reference,
-            "against": against,
-            "plot": plot,
-            "kb": kb,
-            "resamples": resamples,
-        }
         if not support:
-            return await evaluation.eval_abstracts(results, **options)
+            return await score()
         judge = None if support_judge is SupportJudgeName.auto else support_judge.value
         async with support_checker(
             settings, model, samples=support_samples, judge=judge
         ) as checker:
-            return await evaluation.eval_abstracts(results, **options, support=checker)
+            return await score(support=checker)
 
     present(evaluate, render.abstract_eval_report, json_out=json_out)
 

@@ -9,12 +9,19 @@ table printed beside it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from veriscribe.errors import InputError
-from veriscribe.eval.reports import LabelReport, QAReport, RetrievalReport
+from veriscribe.eval.reports import (
+    AbstractsReport,
+    ArticleScores,
+    LabelReport,
+    QAReport,
+    RetrievalReport,
+    ScoredResults,
+)
 from veriscribe.results import COMPLIANT_TIERS, UNJUDGED
 
 __all__ = ["abstract_metrics_plot", "label_plot", "qa_funnel_plot", "retrieval_plot"]
@@ -52,11 +59,11 @@ def _save(plt: Any, figure: Any, path: Path) -> None:
 
 
 def _values(
-    per_article: Sequence[Mapping[str, Any]], side: str, metric: str
+    per_article: Sequence[ArticleScores], side: str, metric: str
 ) -> list[float]:
     values = []
     for record in per_article:
-        value = record.get(side, {}).get(metric)
+        value = (record.generated if side == "generated" else record.human).get(metric)
         if isinstance(value, int | float) and math.isfinite(value):
             values.append(float(value))
     return values
@@ -66,15 +73,15 @@ def _short(label: str, limit: int = 22) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "\u2026"
 
 
-def _name(report: Mapping[str, Any], separator: str = " ") -> str:
-    models = report.get("models") or []
-    name = _short(Path(str(report["results"])).name, 26)
+def _name(report: ScoredResults, separator: str = " ") -> str:
+    models = report.models
+    name = _short(Path(report.results).name, 26)
     if len(models) == 1:
         name += f"{separator}({_short(models[0])})"
     return name
 
 
-def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
+def abstract_metrics_plot(report: AbstractsReport, path: Path) -> None:
     """Draw box plots of each abstract metric, generated vs human (and vs --against).
 
     One panel per metric that has values: a box per system (the results, the second
@@ -86,34 +93,31 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
         InputError: When the PNG cannot be written.
     """
     plt = _pyplot()
-    other = report.get("against")
+    other = report.against
     # A comparison shows the paired articles only, as the bootstrap uses them.
-    records = {"a": list(report["per_article"])}
+    records = {"a": list(report.per_article)}
     if other:
-        shared = {r["id"] for r in records["a"]} & {
-            r["id"] for r in other["per_article"]
-        }
-        records["a"] = [r for r in records["a"] if r["id"] in shared]
-        records["b"] = [r for r in other["per_article"] if r["id"] in shared]
+        shared = {r.id for r in records["a"]} & {r.id for r in other.per_article}
+        records["a"] = [r for r in records["a"] if r.id in shared]
+        records["b"] = [r for r in other.per_article if r.id in shared]
     # Box labels name the model only where the two sides differ in it (the heading
     # always does): two long identical names side by side would overprint.
-    same_model = other is not None and report.get("models") == other.get("models")
+    same_model = other is not None and report.models == other.models
 
-    def label(side: Mapping[str, Any]) -> str:
+    def label(side: ScoredResults) -> str:
         if same_model:
-            return _short(Path(str(side["results"])).name, 26)
+            return _short(Path(side.results).name, 26)
         return _name(side, "\n")
 
-    series: list[tuple[str, str, Sequence[Mapping[str, Any]]]] = [
+    series: list[tuple[str, str, Sequence[ArticleScores]]] = [
         ("a", label(report), records["a"])
     ]
     if other:
         series.append(("b", label(other), records["b"]))
     metrics = [
         m
-        for m, entry in report["metrics"].items()
-        if entry.get("mean") is not None
-        and _values(report["per_article"], "generated", m)
+        for m, entry in report.metrics.items()
+        if entry.mean is not None and _values(report.per_article, "generated", m)
     ]
     if not metrics:
         metrics = ["bigram_novelty"]
@@ -131,7 +135,7 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
             (key, name, _values(chosen, "generated", metric))
             for key, name, chosen in series
         ]
-        proximity = report["metrics"][metric].get("better") == "closer_to_human"
+        proximity = report.metrics[metric].better == "closer_to_human"
         if proximity:
             boxes.append(
                 (
@@ -191,7 +195,7 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
             f"Abstract metrics per article: A = {_name(report)} vs B = {_name(other)}"
         )
     counts = [
-        f"{r['scored']} of {r['items']} items scored ({r['failed']} failed)"
+        f"{r.scored} of {r.items} items scored ({r.failed} failed)"
         for r in ([report, other] if other else [report])
     ]
     heading += (

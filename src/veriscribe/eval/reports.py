@@ -8,11 +8,9 @@ answers). Counts that may be whole or fractional (a median of word counts) are t
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import (
-    AfterValidator,
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
@@ -24,12 +22,8 @@ Number = int | float
 """A figure that may be a whole number: it keeps its kind in the JSON."""
 
 
-def _finite_or_none(value: Number | None) -> Number | None:
-    return value if value is None or math.isfinite(value) else None
-
-
-Score = Annotated[Number | None, AfterValidator(_finite_or_none)]
-"""A score that may be undefined: NaN is kept as None (``null`` in the JSON)."""
+Score = Number | None
+"""A score that may be undefined: None (``null`` in the JSON); NaN while computing."""
 
 
 def _is_none(value: object) -> bool:
@@ -45,6 +39,157 @@ class Calls(Result):
     """The model calls an evaluation made."""
 
     calls: int
+
+
+class Sparse(Result):
+    """A report part whose JSON holds only the fields it was given.
+
+    Which fields such a part has depends on the case (an abstractiveness metric has
+    a human value, another metric none), and a field it has may be None (no value).
+    """
+
+    @model_serializer(mode="wrap")
+    def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set}
+
+
+# ---------------------------------------------------------------- eval abstracts
+
+
+class ExcludedItem(Result):
+    """A result that was not scored, and why."""
+
+    id: str
+    source: str
+    reason: str
+
+
+class ArticleScores(Result):
+    """One generated abstract's scores against its article and the human abstract."""
+
+    id: str
+    source: str
+    generated: dict[str, Score]
+    """Metric -> value; None where it is undefined."""
+    human: dict[str, Score]
+    """The abstractiveness metrics of the human abstract."""
+    difference: dict[str, Score]
+    """Generated - human, for the abstractiveness metrics."""
+    keyphrases: list[str]
+    recalled: list[str]
+    words: int
+    reference_words: int
+    article_words: int
+    support_verdicts: dict[str, int] | None = absent()
+    """How many of the abstract's sentences got each verdict (``--support``)."""
+
+
+class MetricSummary(Sparse):
+    """A metric on average, with what its kind of metric adds.
+
+    ``max`` for words, the human values for the abstractiveness metrics, and
+    ``note`` (and no mean) for a model-based metric that is absent.
+    """
+
+    n: int
+    mean: Score
+    better: str
+    """``closer_to_human``, ``higher``, ``lower`` or ``target``."""
+    max: Score = None
+    human: Score = None
+    difference: Score = None
+    abs_difference: Score = None
+    note: str | None = None
+
+
+class ScoredResults(Result):
+    """One results file scored: per article and on average."""
+
+    results: str
+    models: list[str]
+    items: int
+    scored: int
+    failed: int
+    excluded: list[ExcludedItem]
+    metrics: dict[str, MetricSummary]
+    per_article: list[ArticleScores]
+
+
+class MetricComparison(Result):
+    """The paired bootstrap of one metric, A - B; or why it could not be run."""
+
+    test: str
+    """``abs_deviation`` (|x - human|) or ``raw``."""
+    a: Score
+    b: Score
+    mean_difference: Score
+    ci_low: Score = None
+    ci_high: Score = None
+    p_value: Score = None
+    n: int
+    resamples: int | None = None
+    confidence: Score = None
+    significance: str | None = None
+    note: str | None = None
+    """Why there is no result (then only ``n`` and ``mean_difference``, None)."""
+
+    @model_serializer(mode="wrap")
+    def _as_run(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        head = {key: data[key] for key in ("test", "a", "b")}
+        if self.note is not None:
+            return {**head, "n": self.n, "mean_difference": None, "note": self.note}
+        return {**head, **{k: v for k, v in data.items() if k != "note"}}
+
+
+class Comparison(Result):
+    """Two results files compared on their paired articles."""
+
+    a: str
+    b: str
+    paired: int
+    notes: list[str]
+    resamples: int
+    seed: int
+    metrics: dict[str, MetricComparison]
+
+
+class Calibration(Result):
+    """Article sentences judged against their own article: a check of the judge."""
+
+    sentences: int
+    fully_supported: int
+    share: float | None
+    verdicts: dict[str, int]
+
+
+class SupportDescription(Result):
+    """How the claim-support figures were made."""
+
+    judge: str
+    judge_method: str
+    model: str | None
+    judge_accuracy: float | None
+    judge_accuracy_pairs: int
+    judge_measured_by: str
+    samples: int
+    evidence_sentences: int
+    calibration: Calibration | None
+
+
+class AbstractsReport(ScoredResults):
+    """``eval abstracts``: generated abstracts scored, and compared with others."""
+
+    reference: list[str] | None
+    reference_mode: str
+    """Where the references came from: ``articles``, ``list`` or ``results``."""
+    keyphrases: int
+    support: SupportDescription | None = absent()
+    notes: list[str]
+    against: ScoredResults | None = absent()
+    comparison: Comparison | None = absent()
+    plot: str | None = absent()
 
 
 # --------------------------------------------------------------------- eval qa
@@ -373,6 +518,16 @@ class BaselineSummary(Result):
 
 __all__ = [
     "AbstractJudgeReport",
+    "AbstractsReport",
+    "ArticleScores",
+    "Calibration",
+    "Comparison",
+    "ExcludedItem",
+    "MetricComparison",
+    "MetricSummary",
+    "ScoredResults",
+    "Sparse",
+    "SupportDescription",
     "AbstractJudgeScores",
     "Agreement",
     "AnswerWords",

@@ -20,17 +20,20 @@ from rich.text import Text
 from veriscribe.cli.render.shared import _ends_clean, _number, _PlainColumn, duration
 from veriscribe.eval.reports import (
     AbstractJudgeReport,
+    AbstractsReport,
     BaselineSummary,
+    Comparison,
     JudgeReport,
     LabelReport,
     QAReport,
     QuestionSetReport,
     RetrievalReport,
+    ScoredResults,
 )
 from veriscribe.results import UNJUDGED, VERDICTS
 
 
-def _p_value(value: Any) -> str:
+def _p_value(value: float | None) -> str:
     if value is None:
         return "-"
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -45,13 +48,13 @@ def _metric_digits(metric: str) -> int:
 _BETTER = {"closer_to_human": "closer to human", "target": "the asked length"}
 
 
-def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
+def abstract_eval_report(console: Console, report: AbstractsReport) -> None:
     """Render `eval abstracts`: metric means vs the human abstract, and a comparison."""
     from rich import box
 
     title = (
-        f"Abstract metrics: {report['results']} · {report['scored']} of "
-        f"{report['items']} scored · {report['failed']} failed"
+        f"Abstract metrics: {report.results} · {report.scored} of "
+        f"{report.items} scored · {report.failed} failed"
     )
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
     table.add_column("metric", no_wrap=True)
@@ -61,30 +64,29 @@ def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
     table.add_column("gen - human", justify="right")
     table.add_column("|gen - human|", justify="right")
     table.add_column("better")
-    for name, entry in report["metrics"].items():
+    for name, entry in report.metrics.items():
         digits = _metric_digits(name)
-        if entry.get("mean") is None and entry.get("note"):
+        if entry.mean is None and entry.note:
             table.add_row(
-                name, "0", Text("absent", style="dim"), "", "", "", entry["better"]
+                name, "0", Text("absent", style="dim"), "", "", "", entry.better
             )
             continue
-        generated = _number(entry["mean"], digits)
-        if entry.get("max") is not None:
-            generated += f" (max {entry['max']:.0f})"
+        generated = _number(entry.mean, digits)
+        if entry.max is not None:
+            generated += f" (max {entry.max:.0f})"
         table.add_row(
             name,
-            str(entry["n"]),
+            str(entry.n),
             generated,
-            _number(entry.get("human"), digits),
-            _number(entry.get("difference"), digits, signed=True),
-            _number(entry.get("abs_difference"), digits),
-            _BETTER.get(entry["better"], entry["better"]),
+            _number(entry.human, digits),
+            _number(entry.difference, digits, signed=True),
+            _number(entry.abs_difference, digits),
+            _BETTER.get(entry.better, entry.better),
         )
     console.print(table)
-    comparison = report.get("comparison")
-    if comparison:
-        _comparison_table(console, comparison, report.get("against") or {})
-    excluded = report.get("excluded") or []
+    if report.comparison:
+        _comparison_table(console, report.comparison, report.against)
+    excluded = report.excluded
     if excluded:
         shown = Table(
             title=f"not scored: {len(excluded)}",
@@ -94,49 +96,49 @@ def abstract_eval_report(console: Console, report: dict[str, Any]) -> None:
         shown.add_column("id", overflow="fold")
         shown.add_column("reason", overflow="fold")
         for item in excluded[:20]:
-            shown.add_row(str(item["id"]), str(item["reason"]))
+            shown.add_row(item.id, item.reason)
         console.print(shown)
         if len(excluded) > 20:
             console.print(f"... and {len(excluded) - 20} more (see --json)")
-    for note in report.get("notes", []):
+    for note in report.notes:
         console.print(Text.assemble(("note:", "dim"), f" {note}"), soft_wrap=True)
-    support = report.get("support")
+    support = report.support
     if support:
-        accuracy = support.get("judge_accuracy")
+        accuracy = support.judge_accuracy
         measured = (
-            f"measured accuracy {accuracy:.3f} on {support['judge_accuracy_pairs']} "
+            f"measured accuracy {accuracy:.3f} on {support.judge_accuracy_pairs} "
             "held-out abstract pairs"
             if accuracy is not None
             else "accuracy not measured (eval judge --abstract-pairs)"
         )
         console.print(
-            f"claim_support: each abstract sentence judged by the {support['judge']} "
-            f"judge ({measured}) against its {support['evidence_sentences']} best "
+            f"claim_support: each abstract sentence judged by the {support.judge} "
+            f"judge ({measured}) against its {support.evidence_sentences} best "
             "BM25-ranked article sentences",
             highlight=False,
             soft_wrap=True,
         )
-        check = support.get("calibration") or {}
-        if check.get("sentences"):
+        check = support.calibration
+        if check is not None and check.sentences:
             console.print(
-                f"judge check: {check['fully_supported']} of {check['sentences']} article "
+                f"judge check: {check.fully_supported} of {check.sentences} article "
                 "sentences judged fully supported by their own article",
                 highlight=False,
             )
-    if report.get("plot"):
-        console.print(f"plot: {report['plot']}", highlight=False)
+    if report.plot:
+        console.print(f"plot: {report.plot}", highlight=False)
 
 
 def _comparison_table(
-    console: Console, comparison: dict[str, Any], other: dict[str, Any]
+    console: Console, comparison: Comparison, other: ScoredResults | None
 ) -> None:
     from rich import box
 
     table = Table(
         title=(
-            f"A = {comparison['a']}  vs  B = {comparison['b']} · "
-            f"{comparison['paired']} paired articles · "
-            f"{comparison['resamples']:,} bootstrap resamples"
+            f"A = {comparison.a}  vs  B = {comparison.b} · "
+            f"{comparison.paired} paired articles · "
+            f"{comparison.resamples:,} bootstrap resamples"
         ),
         header_style="bold",
         box=box.SIMPLE_HEAD,
@@ -155,28 +157,27 @@ def _comparison_table(
     table.add_column("95% CI", justify="right")
     table.add_column("p", justify="right")
     table.add_column("", no_wrap=True)
-    for name, entry in comparison["metrics"].items():
+    for name, entry in comparison.metrics.items():
         digits = _metric_digits(name)
-        test = "|x - human|" if entry["test"] == "abs_deviation" else "raw"
-        if entry.get("mean_difference") is None:
-            table.add_row(name, test, str(entry.get("n", 0)), "", "", "-", "", "", "")
+        test = "|x - human|" if entry.test == "abs_deviation" else "raw"
+        if entry.mean_difference is None:
+            table.add_row(name, test, str(entry.n), "", "", "-", "", "", "")
             continue
         table.add_row(
             name,
             test,
-            str(entry["n"]),
-            _number(entry["a"], digits),
-            _number(entry["b"], digits),
-            _number(entry["mean_difference"], digits, signed=True),
-            f"[{_number(entry['ci_low'], digits)}, {_number(entry['ci_high'], digits)}]",
-            _p_value(entry["p_value"]),
-            entry["significance"],
+            str(entry.n),
+            _number(entry.a, digits),
+            _number(entry.b, digits),
+            _number(entry.mean_difference, digits, signed=True),
+            f"[{_number(entry.ci_low, digits)}, {_number(entry.ci_high, digits)}]",
+            _p_value(entry.p_value),
+            entry.significance or "",
         )
     console.print(table)
-    if other.get("failed") or other.get("excluded"):
+    if other is not None and (other.failed or other.excluded):
         console.print(
-            f"B: {other.get('scored', 0)} of {other.get('items', 0)} scored · "
-            f"{other.get('failed', 0)} failed",
+            f"B: {other.scored} of {other.items} scored · {other.failed} failed",
             highlight=False,
         )
 
