@@ -388,17 +388,17 @@ def test_lead_k_on_a_real_dev_article(shared_data: Path) -> None:
     assert isinstance(article, Article) and article.reference
     abstract, record = lead_k(article)
     target = len(article.reference.split())
-    assert record["target_words"] == target
-    assert record["words"] == len(abstract.split()) <= target
+    assert record.target_words == target
+    assert record.words == len(abstract.split()) <= target
     first = article.paragraphs[0].text
     assert abstract.startswith(first.split(". ")[0])
     assert abstract in " ".join(p.text for p in article.paragraphs[:5])
     # The next body sentence would have passed the reference length.
     sentences = [s for p in article.paragraphs for s in split_sentences(p.text)]
-    following = sentences[record["sentences"]]
-    assert record["words"] + len(following.split()) > target
+    following = sentences[record.sentences]
+    assert record.words + len(following.split()) > target
     capped, capped_record = lead_k(article, k=2)
-    assert capped_record["sentences"] == 2 and abstract.startswith(capped)
+    assert capped_record.sentences == 2 and abstract.startswith(capped)
 
 
 SENTENCES = [
@@ -418,7 +418,12 @@ def test_lead_k_without_reference_takes_three_sentences() -> None:
     )
     abstract, record = lead_k(article)
     assert abstract == " ".join(SENTENCES[:3])
-    assert record == {"sentences": 3, "words": 19, "target_words": None, "k": 3}
+    assert record.model_dump() == {
+        "sentences": 3,
+        "words": 19,
+        "target_words": None,
+        "k": 3,
+    }
 
 
 def test_run_lead_writes_results_and_records_failures(tmp_path: Path) -> None:
@@ -446,7 +451,7 @@ async def test_naive_baseline_fits_short_articles_whole() -> None:
     llm = scripted_llm(['{"abstract": "A short abstract."}'])
     line = await naive_abstract(llm, _article(50))
     assert line.abstract == "A short abstract."
-    assert line.truncation["truncated"] is False and line.fallbacks == []
+    assert line.truncation.truncated is False and line.fallbacks == []
     assert line.usage.calls == 1 and line.baseline == "naive"
     assert line.prompt_ids[0].startswith("abstract/naive@")
 
@@ -462,25 +467,25 @@ async def test_naive_baseline_truncates_to_the_budget_and_records_it() -> None:
     article = _article(3000)
     line = await naive_abstract(llm, article)
     record = line.truncation
-    assert record["truncated"] is True and len(replies) == 1
-    assert 0 < record["kept_words"] < record["article_words"] == 3000
-    assert record["kept_tokens"] < record["article_tokens"]
+    assert record.truncated is True and len(replies) == 1
+    assert 0 < record.kept_words < record.article_words == 3000
+    assert record.kept_tokens < record.article_tokens
     assert "truncated" in line.fallbacks[0]
     assert "only its beginning is given" in replies[0]
-    assert f"word{record['kept_words'] - 1}" in replies[0]
-    assert f"word{record['kept_words']} " not in replies[0]
+    assert f"word{record.kept_words - 1}" in replies[0]
+    assert f"word{record.kept_words} " not in replies[0]
     # The kept prefix is the longest that fits: one more word would not.
     prompt = load_prompt("abstract", "naive")
     text, again = fit_to_budget(llm, prompt, article)
     assert again == record
-    one_more = " ".join(f"word{i}" for i in range(record["kept_words"] + 1))
-    assert text + f" word{record['kept_words']}" == one_more
+    one_more = " ".join(f"word{i}" for i in range(record.kept_words + 1))
+    assert text + f" word{record.kept_words}" == one_more
     budget = llm.prompt_budget(600)
     from veriscribe.eval.baselines import _render
 
     assert llm.count_tokens(_render(prompt, text, True)) <= budget
     assert llm.count_tokens(_render(prompt, one_more, True)) > budget
-    assert llm.count_tokens([HumanMessage(text)]) == record["kept_tokens"]
+    assert llm.count_tokens([HumanMessage(text)]) == record.kept_tokens
 
 
 async def test_naive_baseline_retries_a_transient_fault() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -31,6 +31,9 @@ from veriscribe.eval.reports import (
     ScoredResults,
 )
 from veriscribe.results import UNJUDGED, VERDICTS
+
+if TYPE_CHECKING:
+    from veriscribe.nodes.questions import QuestionItem
 
 
 def _p_value(value: float | None) -> str:
@@ -427,7 +430,7 @@ def _gold_table(console: Console, report: QAReport) -> None:
 @contextmanager
 def question_progress(
     console: Console,
-) -> Iterator[Callable[[dict[str, Any], int], None]]:
+) -> Iterator[Callable[[QuestionItem, int], None]]:
     """Show `eval make-questions` as a progress bar on stderr: kept and dropped so far."""
     progress = Progress(
         SpinnerColumn(),
@@ -441,7 +444,7 @@ def question_progress(
     counts = {"kept": 0, "dropped": 0}
     task = progress.add_task("questions", total=None, detail="")
 
-    def update(item: dict[str, Any], total: int) -> None:
+    def update(item: QuestionItem, total: int) -> None:
         counts["kept" if item["question"] is not None else "dropped"] += 1
         progress.update(
             task,
