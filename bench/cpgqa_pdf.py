@@ -245,7 +245,7 @@ async def answer_all(
         report = await eval_retrieval(
             settings, corpus, question_file, retrievers=("bm25",), limit=args.limit
         )
-        hit5[kind] = report["retrievers"]["bm25"]["hit_rate_at_5"]
+        hit5[kind] = report.retrievers["bm25"].hit_rates["hit_rate_at_5"]
         (args.db / f"hit5-{kind}.json").write_text(json.dumps(hit5[kind]))
         print(f"{corpus}: bm25 hit@5 {hit5[kind]}", flush=True)
         await qa_service.ask_questions(

@@ -194,7 +194,7 @@ async def judge(
     settings = settings_for(work / "judge.sqlite", 1)
     async with support_checker(settings) as checker:
         judge = checker.describe()
-        print(f"support judge: {judge['judge']} (accuracy {judge['judge_accuracy']})")
+        print(f"support judge: {judge.judge} (accuracy {judge.judge_accuracy})")
         for outcome in outcomes:
             full = lenient = total = 0
             for source, text in outcome.abstracts.items():

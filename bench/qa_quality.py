@@ -88,12 +88,10 @@ async def run_mode(
         limit=limit,
         on_answer=lambda result, *_: timed(result),
     )
-    report = eval_qa(out)
+    report = eval_qa(out).model_dump(mode="json")
     results = read_results(out)
-    lanes = Counter(
-        c.get("judged_by") or "none" for r in results for c in r.get("claims", [])
-    )
-    no_claim = sum(1 for r in results if not r.get("claims") and not r.get("not_found"))
+    lanes = Counter(c.judged_by or "none" for r in results for c in r.claims)
+    no_claim = sum(1 for r in results if not r.claims and not r.not_found)
     return {
         "mode": mode,
         "summary": summary.model_dump(mode="json", include={"answered", "failed"}),

@@ -59,7 +59,7 @@ def main() -> int:
     except VeriscribeError as exc:
         print(f"error: {exc.user_message}", file=sys.stderr)
         return 1
-    print(json.dumps(written, indent=1))
+    print(json.dumps(written.model_dump(mode="json"), indent=1))
     return 0
 
 

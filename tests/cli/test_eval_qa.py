@@ -65,9 +65,9 @@ def checked(tmp_path: Path) -> Path:
 
 
 def test_pooled_funnel_windows_and_tiers(checked: Path) -> None:
-    results = read_results(checked)
+    results = _read(checked)
     assert len(results) == 2
-    report = eval_qa(checked)
+    report = eval_qa(checked).model_dump(mode="json")
     # FIRST: 3 claims, the marker after sentence 2; SECOND: 2 claims, each cited.
     assert report["funnel"] == {
         "sentences": 5,
@@ -101,6 +101,11 @@ def test_pooled_funnel_windows_and_tiers(checked: Path) -> None:
     assert "agreement" not in report
 
 
+def _read(path: Path) -> list[dict[str, Any]]:
+    """Read checked answers as the JSON objects they are written as."""
+    return [r.model_dump(mode="json") for r in read_results(path)]
+
+
 def _verdicts(results: list[dict[str, Any]], verdicts: list[str | None]) -> list[Any]:
     changed = copy.deepcopy(results)
     claims = [c for r in changed for c in r["claims"]]
@@ -110,7 +115,7 @@ def _verdicts(results: list[dict[str, Any]], verdicts: list[str | None]) -> list
 
 
 def test_cohen_kappa_between_two_judges(checked: Path, tmp_path: Path) -> None:
-    results = read_results(checked)
+    results = _read(checked)
     full, part, no = "fully_supported", "partially_supported", "not_supported"
     first = tmp_path / "judge_a.jsonl"
     second = tmp_path / "judge_b.jsonl"
@@ -124,7 +129,7 @@ def test_cohen_kappa_between_two_judges(checked: Path, tmp_path: Path) -> None:
             json.dumps(r) for r in _verdicts(results, [full, part, part, no, full])
         )
     )
-    report = eval_qa(first, second=second)
+    report = eval_qa(first, second=second).model_dump(mode="json")
     agreement = report["agreement"]
     # Four claims judged by both; by hand: p_o = 3/4, p_e = .5*.25 + .25*.5 + .25*.25
     # = .3125, kappa = (.75 - .3125) / (1 - .3125) = 0.63636.
@@ -146,7 +151,7 @@ def test_cli_table_json_and_plot(checked: Path, tmp_path: Path) -> None:
 
 
 def test_answers_are_scored_against_gold_answers(checked: Path, tmp_path: Path) -> None:
-    first, second = read_results(checked)
+    first, second = _read(checked)
     rows = [
         {**first, "id": "a", "gold_answer": "a validated device", "answerable": True},
         {**second, "id": "b", "gold_answer": "validated device", "answerable": True},
@@ -158,7 +163,7 @@ def test_answers_are_scored_against_gold_answers(checked: Path, tmp_path: Path) 
     rows[3]["answerable"] = True
     path = tmp_path / "answers.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    report = eval_qa(path)
+    report = eval_qa(path).model_dump(mode="json")
     per = {q["id"]: q for q in report["per_question"]}
     assert (per["a"]["gold_recall"], per["a"]["gold_hit"]) == (1.0, True)
     assert (per["b"]["gold_recall"], per["b"]["gold_hit"]) == (0.0, False)
@@ -180,7 +185,7 @@ def test_answers_are_scored_against_gold_answers(checked: Path, tmp_path: Path) 
         "answerable_rate": 0.3333,
     }
     # Answers of no question set have words, but no gold and no not-found scores.
-    plain = eval_qa(checked)
+    plain = eval_qa(checked).model_dump(mode="json")
     assert "gold" not in plain and "not_found_scores" not in plain
     assert plain["per_question"][0]["gold_recall"] is None
 
@@ -256,7 +261,7 @@ def test_a_question_set_is_answered_then_scored(tmp_path: Path) -> None:
         ("with a validated device", True),
         (None, False),
     ]
-    scored = eval_qa(out)
+    scored = eval_qa(out).model_dump(mode="json")
     assert scored["gold"]["scored"] == 1
     assert scored["not_found_scores"]["unanswerable"] == 1
     assert all("funnel" in line and "claims" in line for line in lines)
@@ -267,7 +272,7 @@ def test_a_question_set_is_answered_then_scored(tmp_path: Path) -> None:
     )
     repeat = json.loads(again.stdout)
     assert repeat["reused"] == 2 and repeat["usage"]["calls"] == 0
-    assert eval_qa(out)["answers"] == 2
+    assert eval_qa(out).answers == 2
 
     both = runner.invoke(
         app, ["ask", "What?", "--corpus", "htn", "--questions", str(questions)]

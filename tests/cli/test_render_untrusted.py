@@ -17,7 +17,7 @@ import pkgutil
 import types
 from collections.abc import Callable
 from functools import cache
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pytest
 from hypothesis import given
@@ -38,6 +38,17 @@ from veriscribe.cli.render import (
     shared,
 )
 from veriscribe.cli.terminal import SafeConsole, sanitize
+from veriscribe.eval.reports import (
+    AbstractJudgeReport,
+    AbstractsReport,
+    BaselineSummary,
+    JudgeReport,
+    LabelReport,
+    MetricSummary,
+    QAReport,
+    QuestionSetReport,
+    RetrievalReport,
+)
 from veriscribe.results import (
     AbstractResult,
     BatchSummary,
@@ -121,6 +132,8 @@ def fill(kind: Any, text: str) -> Any:
     origin, args = get_origin(kind), get_args(kind)
     if kind is str or kind is Any:
         return text
+    if origin is Annotated:
+        return fill(args[0], text)
     if kind is bool:
         return True
     if kind is int:
@@ -154,193 +167,44 @@ def answer(s: str) -> CheckedAnswer:
     )
 
 
-def eval_abstracts(s: str) -> dict[str, Any]:
-    return {
-        "results": s,
-        "scored": 2,
-        "items": 3,
-        "failed": 1,
-        "metrics": {
-            s: {
-                "n": 2,
-                "mean": 0.5,
-                "human": 0.4,
-                "difference": 0.1,
-                "abs_difference": 0.1,
-                "better": "higher",
-            },
-            "novelty": {"mean": None, "note": s, "better": s},
-        },
-        "comparison": {
-            "a": s,
-            "b": s,
-            "paired": 2,
-            "resamples": 1000,
-            "metrics": {
-                s: {
-                    "test": "raw",
-                    "n": 2,
-                    "a": 0.5,
-                    "b": 0.4,
-                    "mean_difference": 0.1,
-                    "ci_low": -0.1,
-                    "ci_high": 0.3,
-                    "p_value": 0.2,
-                    "significance": s,
-                }
-            },
-        },
-        "against": {"failed": 1, "scored": 1, "items": 2},
-        "excluded": [{"id": s, "reason": s}],
-        "notes": [s],
-        "support": {
-            "model": s,
-            "judge": s,
-            "judge_accuracy": 0.9,
-            "judge_accuracy_pairs": 100,
-            "samples": 3,
-            "evidence_sentences": 5,
-            "calibration": {"sentences": 4, "fully_supported": 3},
-        },
-        "plot": s,
-    }
+def eval_abstracts(s: str) -> AbstractsReport:
+    report: AbstractsReport = fill(AbstractsReport, s)
+    report.metrics["novelty"] = MetricSummary(n=0, mean=None, better=s, note=s)
+    return report
 
 
-def baseline(s: str) -> dict[str, Any]:
-    return {
-        "baseline": s,
-        "model": s,
-        "written": 2,
-        "failed": 1,
-        "out": s,
-        "truncated": 1,
-        "seconds": 2.0,
-        "usage": {
-            "calls": 2,
-            "cached_calls": 1,
-            "prompt_tokens": 10,
-            "output_tokens": 5,
-        },
-        "failures": [{"source": s, "reason": s}],
-    }
+def baseline(s: str) -> BaselineSummary:
+    return fill(BaselineSummary, s)
 
 
-def labels(s: str) -> dict[str, Any]:
-    row = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 3}
-    return {
-        s: {"labels": {s: row}, "micro_f1": 0.5, "macro_f1": 0.5, "seconds": 1.0},
-        "sentences": 4,
-        "abstracts": 2,
-        "plot": s,
-    }
+def labels(s: str) -> LabelReport:
+    return fill(LabelReport, s)
 
 
-def retrieval(s: str) -> dict[str, Any]:
-    return {
-        "ks": [1, 3],
-        "corpus": s,
-        "questions": 4,
-        "retrievers": {
-            s: {
-                "hit_rate_at_1": 0.5,
-                "hit_rate_at_3": 0.75,
-                "mean_sections": 2.0,
-                "seconds": 1.0,
-            }
-        },
-        "plot": s,
-    }
+def retrieval(s: str) -> RetrievalReport:
+    report: RetrievalReport = fill(RetrievalReport, s)
+    for row in report.retrievers.values():
+        row.hit_rates = {f"hit_rate_at_{k}": 0.5 for k in report.ks}
+    return report
 
 
-def eval_qa(s: str) -> dict[str, Any]:
-    funnel = {
-        "sentences": 5,
-        "claims": 4,
-        "covered": 3,
-        "verbatim": 3,
-        "lenient": 2,
-        "strict": 2,
-        "recovered": 1,
-    }
-    return {
-        "results": s,
-        "answers": 2,
-        "not_found": 0,
-        "errors": 0,
-        "citations": 3,
-        "funnel": funnel,
-        "rates": {"vcr": 0.5, "csr_strict": 0.5, "csr_lenient": None},
-        "coverage_by_window": {s: {"rate": 0.5, "verbatim_rate": 0.5}},
-        "tiers": {s: {"count": 2, "share": 0.5}},
-        "verdicts": {s: 2},
-        "shortfalls": {s: 1},
-        "agreement": {
-            "second": s,
-            "pairs": 3,
-            "kappa": 0.5,
-            "observed_agreement": 0.6,
-            "note": s,
-        },
-        "plot": s,
-    }
+def eval_qa(s: str) -> QAReport:
+    return fill(QAReport, s)
 
 
-def questions(s: str) -> dict[str, Any]:
-    return {
-        "resumed": False,
-        "reused": False,
-        "kept": 2,
-        "out": s,
-        "dropped": 1,
-        "regenerated": 0,
-        "documents": 1,
-        "corpus": s,
-        "by_style": {s: 2},
-        "dropped_by_reason": {s: 1},
-        "regenerated_by_reason": {s: 1},
-        "eligible_sections": 3,
-        "skipped_sections": {s: 1},
-        "usage": {"calls": 3, "prompt_tokens": 10, "output_tokens": 5},
-        "model": s,
-        "seconds": 1.0,
-        "notes": [s],
-    }
+def questions(s: str) -> QuestionSetReport:
+    return fill(QuestionSetReport, s)
 
 
-def judge(s: str) -> dict[str, Any]:
-    return {
-        "pairs": 3,
-        "corpus": s,
-        "labels": {s: 3},
-        "model": s,
-        "methods": {
-            s: {
-                "roc_auc": 0.7,
-                "accuracy": 0.6,
-                "safe_rate": 0.9,
-                "confusion": {s: {"fully_supported": 2}},
-                "lanes": {s: 1},
-            }
-        },
-    }
+def judge(s: str) -> JudgeReport:
+    return fill(JudgeReport, s)
 
 
-def abstract_judge(s: str) -> dict[str, Any]:
-    found = {
-        "accuracy": 0.9,
-        "accuracy_tune": 0.8,
-        "cut": None,
-        "roc_auc": None,
-        "by_kind": {"test": {s: 0.5}},
-    }
-    return {
-        "pairs": 2,
-        "articles": 1,
-        "kinds": {s: 2},
-        "splits": {"test": 2},
-        "model": s,
-        "methods": {s: found},
-    }
+def abstract_judge(s: str) -> AbstractJudgeReport:
+    report: AbstractJudgeReport = fill(AbstractJudgeReport, s)
+    for found in report.methods.values():
+        found.by_kind = {"test": {s: 0.5}}
+    return report
 
 
 # ------------------------------------------------------------------ the render calls
@@ -424,7 +288,9 @@ SHOWS_TEXT: dict[str, Call] = {
     "chat_banner": lambda c, s: answers.chat_banner(c, s, s, 2),
     "chat_sources": lambda c, s: answers.chat_sources(c, [fill(SourceRead, s)]),
     "chat_goodbye": lambda c, s: answers.chat_goodbye(c, s),
-    "label_report": lambda c, s: evaluate.label_report(c, labels(s), (s,)),
+    "label_report": lambda c, s: evaluate.label_report(
+        c, labels(s), ("classifier", "llm")
+    ),
     "retrieval_report": lambda c, s: evaluate.retrieval_report(c, retrieval(s)),
     "qa_eval_report": lambda c, s: evaluate.qa_eval_report(c, eval_qa(s)),
     "questions_report": lambda c, s: evaluate.questions_report(c, questions(s)),

@@ -84,14 +84,14 @@ async def test_ask_and_verify_on_cpgqa_passages(
     # A small question set from the same corpus, gated, then scored for retrieval.
     out = tmp_path / "questions.jsonl"
     summary = await make_questions(settings, "cpgqa", 3, out, min_words=20)
-    assert summary["slots"] == 3 and summary["kept"] + summary["dropped"] == 3
-    assert summary["usage"]["calls"] >= 3
+    assert summary.slots == 3 and summary.kept + summary.dropped == 3
+    assert summary.usage.calls >= 3
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(lines) == summary["kept"]
+    assert len(lines) == summary.kept
     for line in lines:
         assert line["question"].endswith("?") and line["doc_id"] == "cpgqa"
         assert line["passage_id"] == line["section_id"]
         assert line["style"] in {"lookup", "scenario", "sdm"}
     if lines:
         scored = await eval_retrieval(settings, "cpgqa", out, retrievers=["bm25"])
-        assert scored["questions"] == len(lines)
+        assert scored.questions == len(lines)

@@ -86,7 +86,9 @@ async def test_support_report_names_the_judge_and_its_accuracy(tmp_path: Path) -
     judge = MeasuredJudge("checks", None, None, 0.91, 84)
     async with open_store(Settings()) as store:
         checker = SupportChecker(None, store, judge=judge)
-        report = await eval_abstracts(results, support=checker, resamples=100)
+        report = (
+            await eval_abstracts(results, support=checker, resamples=100)
+        ).model_dump(mode="json")
     assert report["metrics"]["claim_support"]["mean"] == pytest.approx(0.5)
     assert report["support"]["judge"] == "checks"
     assert report["support"]["judge_accuracy"] == 0.91

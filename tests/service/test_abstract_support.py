@@ -118,7 +118,9 @@ async def test_eval_abstracts_adds_support_metrics(tmp_path: Path) -> None:
     (tmp_path / "dengue.txt").write_text(BODY)
     async with open_store(Settings()) as store:
         checker = SupportChecker(scripted_llm(JudgeByClaim(), store=store), store)
-        report = await eval_abstracts(results, support=checker, resamples=100)
+        report = (
+            await eval_abstracts(results, support=checker, resamples=100)
+        ).model_dump(mode="json")
     assert report["scored"] == 1, report["excluded"]
     assert report["metrics"]["claim_support"]["mean"] == pytest.approx(1 / 3)
     assert report["metrics"]["claim_support_lenient"]["better"] == "higher"
@@ -147,7 +149,9 @@ async def test_a_judge_that_fails_its_own_check_is_flagged(tmp_path: Path) -> No
 
     async with open_store(Settings()) as store:
         checker = SupportChecker(scripted_llm(contrary, store=store), store, samples=1)
-        report = await eval_abstracts(results, support=checker, resamples=100)
+        report = (
+            await eval_abstracts(results, support=checker, resamples=100)
+        ).model_dump(mode="json")
     assert report["support"]["calibration"] == {
         "sentences": 1,
         "fully_supported": 0,

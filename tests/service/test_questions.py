@@ -17,6 +17,7 @@ from qa_helpers import add_fixture_corpus
 from veriscribe.cli.app import app
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.eval.questions import make_questions, parse_styles
+from veriscribe.eval.reports import QuestionSetReport
 from veriscribe.eval.retrieval import eval_retrieval
 from veriscribe.graphs.questions import build_questions_graph
 from veriscribe.nodes.questions import Candidate, deal_slots
@@ -109,7 +110,7 @@ class DiesOnDrugTreatment(ScriptedChatModel):
 
 async def generate(
     out: Path, writer: Writer | ScriptedChatModel, **options: Any
-) -> dict[str, Any]:
+) -> QuestionSetReport:
     return await make_questions(
         Settings(),
         "htn",
@@ -136,10 +137,10 @@ async def test_gates_regenerate_once_then_drop_with_reasons(
     summary = await generate(out, writer)
     # Diagnosis: 1 call; Lifestyle: 2 (title copy, then good); the other two: 2 each.
     assert len(writer.prompts) == 7
-    assert summary["kept"] == 2 and summary["dropped"] == 2
-    assert summary["dropped_by_reason"] == {"refers_to_source": 1, "verbatim_copy": 1}
-    assert summary["regenerated"] == 1
-    assert summary["regenerated_by_reason"] == {
+    assert summary.kept == 2 and summary.dropped == 2
+    assert summary.dropped_by_reason == {"refers_to_source": 1, "verbatim_copy": 1}
+    assert summary.regenerated == 1
+    assert summary.regenerated_by_reason == {
         "refers_to_source": 1,
         "title_copy": 1,
         "verbatim_copy": 1,
@@ -170,14 +171,14 @@ async def test_gates_regenerate_once_then_drop_with_reasons(
     before = out.read_text()
     again = Writer()
     summary = await generate(out, again)
-    assert summary["reused"] and again.prompts == [] and out.read_text() == before
+    assert summary.reused and again.prompts == [] and out.read_text() == before
 
     # The generated set is what `eval retrieval` reads (gold = document + section).
     report = await eval_retrieval(
         Settings(), "htn", out, retrievers=["bm25"], ks=[1, 3]
     )
-    assert report["questions"] == 2
-    assert report["retrievers"]["bm25"]["hit_rate_at_3"] == 1.0
+    assert report.questions == 2
+    assert report.retrievers["bm25"].hit_rates["hit_rate_at_3"] == 1.0
 
 
 async def test_a_crash_resumes_with_only_the_unfinished_slot(
@@ -190,13 +191,13 @@ async def test_a_crash_resumes_with_only_the_unfinished_slot(
     assert not out.exists()
     resumed = Writer()
     summary = await generate(out, resumed)
-    assert summary["resumed"]
+    assert summary.resumed
     # Only the drug-treatment slot runs again (both of its attempts).
     headings = {
         p.split("Section heading: ", 1)[1].split("\n", 1)[0] for p in resumed.prompts
     }
     assert headings == {"Drug treatment"} and len(resumed.prompts) == 2
-    assert summary["kept"] == 2 and summary["dropped"] == 2
+    assert summary.kept == 2 and summary.dropped == 2
 
 
 def test_cli_progress_and_summary(tmp_path: Path) -> None:

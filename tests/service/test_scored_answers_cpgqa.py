@@ -35,9 +35,9 @@ async def test_scored_answers_hold_the_gold_answer_and_are_all_certified(
     )
     assert summary.answered == 100 and summary.usage.calls == 0
     report = eval_qa(out)
-    assert report["rates"]["ccr"] == 1.0
+    assert report.rates.ccr == 1.0
     # Measured with the defaults (fused with meaning, k = 3, semantic selection, three
     # sentences): recall 0.855, whole gold answer in 81%, 4% "not found".
-    assert report["gold"]["gold_recall"] >= 0.82
-    assert report["gold"]["gold_hit"] >= 0.77
-    assert report["not_found_rate"] <= 0.08
+    assert report.gold is not None and report.gold.gold_recall >= 0.82
+    assert report.gold.gold_hit is not None and report.gold.gold_hit >= 0.77
+    assert report.not_found_rate is not None and report.not_found_rate <= 0.08

@@ -123,7 +123,9 @@ def _check_example(report: dict[str, Any]) -> None:
 
 
 async def test_hand_worked_example_end_to_end(results: Path, article: Path) -> None:
-    report = await eval_abstracts(results, reference=[str(article)])
+    report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     _check_example(report)
     assert report["reference_mode"] == "articles"
     # The failed item and the unreadable line are counted, with their reasons.
@@ -141,7 +143,9 @@ async def test_reference_list_and_results_own_references_agree(
     listing = _write_jsonl(
         tmp_path / "refs.jsonl", [{"file": article.name, "abstract": HUMAN}]
     )
-    from_list = await eval_abstracts(results, reference=listing)
+    from_list = (await eval_abstracts(results, reference=listing)).model_dump(
+        mode="json"
+    )
     assert from_list["reference_mode"] == "list"
     _check_example(from_list)
     # No --reference: each result's own `reference` and `source`.
@@ -156,7 +160,7 @@ async def test_reference_list_and_results_own_references_agree(
             }
         ],
     )
-    from_results = await eval_abstracts(own)
+    from_results = (await eval_abstracts(own)).model_dump(mode="json")
     assert from_results["reference_mode"] == "results"
     _check_example(from_results)
 
@@ -173,7 +177,9 @@ async def test_items_without_article_or_reference_are_excluded_with_reasons(
             {"id": "empty", "source": str(article), "abstract": "  "},
         ],
     )
-    report = await eval_abstracts(results, reference=[str(article)])
+    report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     reasons = {(e["id"], e["reason"]) for e in report["excluded"]}
     assert ("gone", "no matching article in the reference set") in reasons
     assert ("tiny", "duplicate id (the first is scored)") in reasons
@@ -184,7 +190,9 @@ async def test_items_without_article_or_reference_are_excluded_with_reasons(
 async def test_model_metrics_absent_are_null_never_zero(
     results: Path, article: Path
 ) -> None:
-    report = await eval_abstracts(results, reference=[str(article)])
+    report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     for name in ("alignscore", "minicheck", "summac", "bertscore"):
         entry = report["metrics"][name]
         assert entry["mean"] is None and entry["n"] == 0 and "absent" in entry["note"]
@@ -206,7 +214,9 @@ async def test_registered_scorer_is_reported_and_a_failing_one_is_absent(
     register_scorer("bertscore", bertscore)
     register_scorer("alignscore", alignscore)
     try:
-        report = await eval_abstracts(results, reference=[str(article)])
+        report = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+            mode="json"
+        )
     finally:
         unregister_scorer("bertscore")
         unregister_scorer("alignscore")
@@ -237,7 +247,9 @@ def test_scorer_spec_from_the_command_line() -> None:
 async def test_umls_recall_only_with_a_knowledge_base(
     tmp_path: Path, results: Path, article: Path
 ) -> None:
-    without = await eval_abstracts(results, reference=[str(article)])
+    without = (await eval_abstracts(results, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     assert "umls_recall" not in without["metrics"]
     assert any("umls_recall omitted" in note for note in without["notes"])
     kb = _write_jsonl(
@@ -247,7 +259,9 @@ async def test_umls_recall_only_with_a_knowledge_base(
             {"concept_id": "C2", "canonical_name": "bird", "aliases": []},
         ],
     )
-    report = await eval_abstracts(results, reference=[str(article)], kb=kb)
+    report = (
+        await eval_abstracts(results, reference=[str(article)], kb=kb)
+    ).model_dump(mode="json")
     # The reference mentions cat and bird; the generated abstract only the cat.
     assert report["metrics"]["umls_recall"]["mean"] == pytest.approx(0.5)
 
@@ -272,9 +286,9 @@ async def test_against_runs_the_paired_bootstrap(tmp_path: Path) -> None:
             for i, s in enumerate(sources)
         ],
     )
-    report = await eval_abstracts(
-        close, reference=sources, against=copied, resamples=500
-    )
+    report = (
+        await eval_abstracts(close, reference=sources, against=copied, resamples=500)
+    ).model_dump(mode="json")
     comparison = report["comparison"]
     assert comparison["paired"] == 4 and comparison["resamples"] == 500
     density = comparison["metrics"]["density"]
@@ -299,7 +313,9 @@ async def test_against_runs_the_paired_bootstrap(tmp_path: Path) -> None:
 
 async def test_plot_writes_a_png(tmp_path: Path, results: Path, article: Path) -> None:
     png = tmp_path / "metrics.png"
-    report = await eval_abstracts(results, reference=[str(article)], plot=png)
+    report = (
+        await eval_abstracts(results, reference=[str(article)], plot=png)
+    ).model_dump(mode="json")
     assert report["plot"] == str(png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
@@ -312,10 +328,10 @@ def test_read_results_accepts_object_array_and_lines(tmp_path: Path) -> None:
     many.write_text(
         json.dumps([{"id": "x", "abstract": "A."}, {"id": "y", "error": "e"}])
     )
-    assert [i["id"] for i in read_results(one).usable] == ["x"]
+    assert [i.key for i in read_results(one).usable] == ["x"]
     found = read_results(many)
     usable, excluded = found.usable, found.excluded
-    assert [i["id"] for i in usable] == ["x"] and excluded[0]["id"] == "y"
+    assert [i.key for i in usable] == ["x"] and excluded[0].id == "y"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     with pytest.raises(InputError):
@@ -372,17 +388,17 @@ def test_lead_k_on_a_real_dev_article(shared_data: Path) -> None:
     assert isinstance(article, Article) and article.reference
     abstract, record = lead_k(article)
     target = len(article.reference.split())
-    assert record["target_words"] == target
-    assert record["words"] == len(abstract.split()) <= target
+    assert record.target_words == target
+    assert record.words == len(abstract.split()) <= target
     first = article.paragraphs[0].text
     assert abstract.startswith(first.split(". ")[0])
     assert abstract in " ".join(p.text for p in article.paragraphs[:5])
     # The next body sentence would have passed the reference length.
     sentences = [s for p in article.paragraphs for s in split_sentences(p.text)]
-    following = sentences[record["sentences"]]
-    assert record["words"] + len(following.split()) > target
+    following = sentences[record.sentences]
+    assert record.words + len(following.split()) > target
     capped, capped_record = lead_k(article, k=2)
-    assert capped_record["sentences"] == 2 and abstract.startswith(capped)
+    assert capped_record.sentences == 2 and abstract.startswith(capped)
 
 
 SENTENCES = [
@@ -402,7 +418,12 @@ def test_lead_k_without_reference_takes_three_sentences() -> None:
     )
     abstract, record = lead_k(article)
     assert abstract == " ".join(SENTENCES[:3])
-    assert record == {"sentences": 3, "words": 19, "target_words": None, "k": 3}
+    assert record.model_dump() == {
+        "sentences": 3,
+        "words": 19,
+        "target_words": None,
+        "k": 3,
+    }
 
 
 def test_run_lead_writes_results_and_records_failures(tmp_path: Path) -> None:
@@ -412,7 +433,7 @@ def test_run_lead_writes_results_and_records_failures(tmp_path: Path) -> None:
     bad.write_text("<article><body>")
     out = tmp_path / "lead.jsonl"
     summary = run_lead([str(good), str(bad)], out)
-    assert summary["written"] == 1 and summary["failed"] == 1
+    assert summary.written == 1 and summary.failed == 1
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["abstract"] == "The cat sat on the mat."
     assert (
@@ -430,7 +451,7 @@ async def test_naive_baseline_fits_short_articles_whole() -> None:
     llm = scripted_llm(['{"abstract": "A short abstract."}'])
     line = await naive_abstract(llm, _article(50))
     assert line.abstract == "A short abstract."
-    assert line.truncation["truncated"] is False and line.fallbacks == []
+    assert line.truncation.truncated is False and line.fallbacks == []
     assert line.usage.calls == 1 and line.baseline == "naive"
     assert line.prompt_ids[0].startswith("abstract/naive@")
 
@@ -446,25 +467,25 @@ async def test_naive_baseline_truncates_to_the_budget_and_records_it() -> None:
     article = _article(3000)
     line = await naive_abstract(llm, article)
     record = line.truncation
-    assert record["truncated"] is True and len(replies) == 1
-    assert 0 < record["kept_words"] < record["article_words"] == 3000
-    assert record["kept_tokens"] < record["article_tokens"]
+    assert record.truncated is True and len(replies) == 1
+    assert 0 < record.kept_words < record.article_words == 3000
+    assert record.kept_tokens < record.article_tokens
     assert "truncated" in line.fallbacks[0]
     assert "only its beginning is given" in replies[0]
-    assert f"word{record['kept_words'] - 1}" in replies[0]
-    assert f"word{record['kept_words']} " not in replies[0]
+    assert f"word{record.kept_words - 1}" in replies[0]
+    assert f"word{record.kept_words} " not in replies[0]
     # The kept prefix is the longest that fits: one more word would not.
     prompt = load_prompt("abstract", "naive")
     text, again = fit_to_budget(llm, prompt, article)
     assert again == record
-    one_more = " ".join(f"word{i}" for i in range(record["kept_words"] + 1))
-    assert text + f" word{record['kept_words']}" == one_more
+    one_more = " ".join(f"word{i}" for i in range(record.kept_words + 1))
+    assert text + f" word{record.kept_words}" == one_more
     budget = llm.prompt_budget(600)
     from veriscribe.eval.baselines import _render
 
     assert llm.count_tokens(_render(prompt, text, True)) <= budget
     assert llm.count_tokens(_render(prompt, one_more, True)) > budget
-    assert llm.count_tokens([HumanMessage(text)]) == record["kept_tokens"]
+    assert llm.count_tokens([HumanMessage(text)]) == record.kept_tokens
 
 
 async def test_naive_baseline_retries_a_transient_fault() -> None:
@@ -492,7 +513,9 @@ async def test_quality_metrics_are_scored_against_the_asked_length(
             },
         ],
     )
-    report = await eval_abstracts(path, reference=[str(article)])
+    report = (await eval_abstracts(path, reference=[str(article)])).model_dump(
+        mode="json"
+    )
     records = {r["id"]: r["generated"] for r in report["per_article"]}
     assert records["asked"]["words"] == 10
     assert records["asked"]["within_length"] == 1.0  # 10 words, 10 asked

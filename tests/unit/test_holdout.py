@@ -109,4 +109,4 @@ def test_the_script_writes_a_corpus_and_a_question_set(tmp_path: Path) -> None:
         text=True,
     )
     assert refused.returncode == 1 and "unanswerable, not 9" in refused.stderr
-    assert write_hold_out(passages, questions, out, 1)["unanswerable"] == 1
+    assert write_hold_out(passages, questions, out, 1).unanswerable == 1

@@ -191,9 +191,9 @@ async def test_sim_answers_the_guideline_prompts_of_a_real_corpus(
     assert "fell back to BM25" not in " ".join(result.notes)
 
     summary = await make_questions(settings, "cpg", 9, tmp_path / "q.jsonl", seed=1)
-    assert summary["kept"] == 9 and summary["dropped"] == 0
-    assert summary["regenerated"] == 0
-    assert summary["by_style"] == {"lookup": 3, "scenario": 3, "sdm": 3}
+    assert summary.kept == 9 and summary.dropped == 0
+    assert summary.regenerated == 0
+    assert summary.by_style == {"lookup": 3, "scenario": 3, "sdm": 3}
 
 
 async def test_sim_reply_depends_on_prompt_and_seed_not_on_faults() -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,12 +23,18 @@ from veriscribe.cli.common import (
     settings_for,
 )
 from veriscribe.cli.failure import fail
-from veriscribe.cli.output import Report, present, with_plot
+from veriscribe.cli.output import present, with_plot
 from veriscribe.cli.render import evaluate as render
 from veriscribe.options import JudgeMethod, QAOptions, Retriever
 
 if TYPE_CHECKING:
     from veriscribe.eval.abstract_judge import AbstractJudgeMethod
+    from veriscribe.eval.reports import (
+        AbstractsReport,
+        LabelReport,
+        QAReport,
+        RetrievalReport,
+    )
 
 # Evaluation loads ROUGE, NLTK, SciPy and spaCy: each command imports what it needs
 # when it runs, so that the other commands never load them.
@@ -158,23 +165,26 @@ def eval_abstracts(
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def evaluate(_: None) -> Report:
+    score = partial(
+        evaluation.eval_abstracts,
+        results,
+        reference=reference,
+        against=against,
+        plot=plot,
+        kb=kb,
+        resamples=resamples,
+    )
+
+    async def evaluate(_: None) -> AbstractsReport:
         for spec in scorer or []:
             load_scorer_spec(spec)
-        options: dict[str, Any] = {
-            "reference": reference,
-            "against": against,
-            "plot": plot,
-            "kb": kb,
-            "resamples": resamples,
-        }
         if not support:
-            return await evaluation.eval_abstracts(results, **options)
+            return await score()
         judge = None if support_judge is SupportJudgeName.auto else support_judge.value
         async with support_checker(
             settings, samples=support_samples, judge=judge
         ) as checker:
-            return await evaluation.eval_abstracts(results, **options, support=checker)
+            return await score(support=checker)
 
     present(evaluate, render.abstract_eval_report, json_out=json_out)
 
@@ -204,7 +214,7 @@ def eval_labels(
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     names = tuple(name.value for name in labeller or [LabellerName.classifier])
 
-    async def evaluate(_: None) -> Report:
+    async def evaluate(_: None) -> LabelReport:
         report = await evaluation.eval_labels(
             settings, data, labellers=names, limit=limit
         )
@@ -240,7 +250,7 @@ def eval_qa(
     from veriscribe.eval.plots import qa_funnel_plot
     from veriscribe.eval.qa import eval_qa as evaluate
 
-    async def score(_: None) -> Report:
+    async def score(_: None) -> QAReport:
         return with_plot(evaluate(results, second=second_judge), plot, qa_funnel_plot)
 
     present(score, render.qa_eval_report, json_out=json_out)
@@ -441,7 +451,7 @@ def eval_retrieval(
     cut_offs = parse_cut_offs(k)
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    async def measure(_: None) -> Report:
+    async def measure(_: None) -> RetrievalReport:
         report = await evaluate(
             settings,
             corpus,

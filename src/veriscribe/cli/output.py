@@ -6,7 +6,7 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,7 +18,15 @@ from veriscribe.cli.render.shared import print_json
 from veriscribe.results import BatchSummary
 
 T = TypeVar("T")
-Report = dict[str, Any]
+
+
+class Plotted(Protocol):
+    """A report that records the plot drawn of it."""
+
+    plot: str | None
+
+
+P = TypeVar("P", bound=Plotted)
 
 
 def present(
@@ -64,13 +72,11 @@ def present(
     return result
 
 
-def with_plot(
-    report: Report, plot: Path | None, draw: Callable[[Report, Path], None]
-) -> Report:
+def with_plot(report: P, plot: Path | None, draw: Callable[[P, Path], None]) -> P:
     """Draw the report into ``plot`` when one is asked for, and record where."""
     if plot is not None:
         guarded(lambda: draw(report, plot))
-        report["plot"] = str(plot)
+        report.plot = str(plot)
     return report
 
 

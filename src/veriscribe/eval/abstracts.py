@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from veriscribe.documents.articles import (
     Article,
@@ -18,6 +18,17 @@ from veriscribe.documents.articles import (
 )
 from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
+from veriscribe.eval.reports import (
+    AbstractsReport,
+    ArticleScores,
+    Comparison,
+    ExcludedItem,
+    MetricComparison,
+    MetricSummary,
+    Score,
+    ScoredResults,
+)
+from veriscribe.eval.result_files import AbstractItem, read_abstract_items
 from veriscribe.eval.support import (
     CALIBRATION_FLOOR,
     SUPPORT_METRICS,
@@ -95,15 +106,22 @@ def significance(p_value: float) -> str:
     return ""
 
 
+class Usable(NamedTuple):
+    """A result to score, and the key it is known by (its id, else its source)."""
+
+    key: str
+    item: AbstractItem
+
+
 @dataclass
 class ResultItems:
     """The items of a results file: those to score and those left out, with why."""
 
-    usable: list[dict[str, Any]]
+    usable: list[Usable]
     """Items with an ``abstract`` and no ``error``, the first of each ``id``."""
-    excluded: list[dict[str, Any]]
-    """Each with ``id``, ``source`` and ``reason``: failed items, lines that are not
-    JSON objects, items without an abstract, duplicates."""
+    excluded: list[ExcludedItem]
+    """Failed items, lines that are not JSON objects, items without an abstract,
+    duplicates: each with the reason."""
     failed: int = 0
     """How many of the excluded items are results of articles that failed."""
 
@@ -114,51 +132,28 @@ def read_results(path: Path) -> ResultItems:
     Raises:
         InputError: The file cannot be read or holds no item at all.
     """
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-    raw: list[tuple[str, Any]] = []
-    bad: list[dict[str, Any]] = []
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                raw.append((f"{path.name}:{number}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                bad.append(
-                    {
-                        "id": f"{path.name}:{number}",
-                        "source": "",
-                        "reason": f"line {number} is not JSON ({exc.msg})",
-                    }
-                )
-    else:
-        items = whole if isinstance(whole, list) else [whole]
-        raw = [(f"{path.name}:{i + 1}", item) for i, item in enumerate(items)]
-    if not raw and not bad:
-        raise InputError(f"{path}: no results")
-    found = ResultItems([], bad)
+    found = ResultItems([], [])
     seen: set[str] = set()
-    for where, item in raw:
-        if not isinstance(item, dict):
-            bad.append({"id": where, "source": "", "reason": "not a JSON object"})
+    for where, item in read_abstract_items(path):
+        if isinstance(item, str):
+            found.excluded.append(ExcludedItem(id=where, source="", reason=item))
             continue
-        key = str(item.get("id") or item.get("source") or where)
-        excluded = {"id": key, "source": str(item.get("source") or "")}
-        if item.get("error"):
-            bad.append({**excluded, "reason": f"failed: {item['error']}"})
+        key = item.id or item.source or where
+        reason = None
+        if item.error:
+            reason = f"failed: {item.error}"
             found.failed += 1
-        elif not isinstance(item.get("abstract"), str) or not item["abstract"].strip():
-            bad.append({**excluded, "reason": "no abstract"})
+        elif item.abstract is None or not item.abstract.strip():
+            reason = "no abstract"
         elif key in seen:
-            bad.append({**excluded, "reason": "duplicate id (the first is scored)"})
+            reason = "duplicate id (the first is scored)"
+        if reason is not None:
+            found.excluded.append(
+                ExcludedItem(id=key, source=item.source, reason=reason)
+            )
         else:
             seen.add(key)
-            found.usable.append({**item, "_key": key})
+            found.usable.append(Usable(key, item))
     return found
 
 
@@ -305,13 +300,13 @@ class References:
                 return entry
         return f"article not found: {source}"
 
-    def _match(self, item: Mapping[str, Any]) -> Any:
-        source = str(item.get("source") or "")
+    def _match(self, item: AbstractItem) -> Any:
+        source = item.source
         if source:
             key = self._source_key(source)
             if key is not None and key in self._by_path:
                 return self._by_path[key]
-        identifier = str(item.get("id") or "")
+        identifier = item.id or ""
         if identifier and identifier in self._by_id:
             return self._by_id[identifier]
         if source:
@@ -320,9 +315,9 @@ class References:
                 return same_name[0]
         return None
 
-    def find(self, item: Mapping[str, Any]) -> ScoringSource | str:
+    def find(self, item: AbstractItem) -> ScoringSource | str:
         """Return what ``item`` is scored against, or why it cannot be scored."""
-        source = str(item.get("source") or "")
+        source = item.source
         if self._mode == "articles":
             found = self._match(item)
             if found is None:
@@ -339,7 +334,7 @@ class References:
                 if reference is None:
                     return "no reference abstract for it in the reference list"
             else:
-                reference = item.get("reference")
+                reference = item.reference
         if not isinstance(reference, str) or not reference.strip():
             return "no reference abstract"
         if not article.paragraphs:
@@ -379,11 +374,13 @@ def score_abstract(
     aliases: Mapping[str, str] | None = None,
     keyphrases: int = KEYPHRASES,
     words: int = DEFAULT_WORDS,
-) -> dict[str, Any]:
+    key: str = "",
+    result_source: str = "",
+) -> ArticleScores:
     """Score one generated abstract against its article and human abstract.
 
     ``words`` is the asked length the quality metrics (:data:`QUALITY_METRICS`)
-    measure the abstract against.
+    measure the abstract against; ``key`` and ``result_source`` name the result.
 
     Returns:
         ``generated`` (metric -> value), ``human`` and ``difference`` (generated -
@@ -404,55 +401,56 @@ def score_abstract(
         generated_scores[UMLS_METRIC] = concept_recall(
             source.reference, generated, aliases
         )
-    return {
-        "generated": generated_scores,
-        "human": dict(human),
-        "difference": {m: generated_scores[m] - human[m] for m in ABSTRACTIVENESS},
-        "keyphrases": list(recall.phrases),
-        "recalled": list(recall.recalled),
-        "words": len(generated.split()),
-        "reference_words": len(source.reference.split()),
-        "article_words": len(source.body.split()),
-    }
+    return ArticleScores(
+        id=key,
+        source=result_source,
+        generated=dict(generated_scores),
+        human=dict(human),
+        difference={m: generated_scores[m] - human[m] for m in ABSTRACTIVENESS},
+        keyphrases=list(recall.phrases),
+        recalled=list(recall.recalled),
+        words=len(generated.split()),
+        reference_words=len(source.reference.split()),
+        article_words=len(source.body.split()),
+    )
 
 
-def _asked_words(item: Mapping[str, Any]) -> int:
+def _asked_words(item: AbstractItem) -> int:
     """Return the length a result was asked for (its ``words_asked``, else 250)."""
-    asked = item.get("words_asked")
-    return asked if isinstance(asked, int) and asked > 0 else DEFAULT_WORDS
+    return item.words_asked or DEFAULT_WORDS
 
 
 def _summary(
-    per_article: Sequence[Mapping[str, Any]], metrics: Sequence[str]
-) -> dict[str, dict[str, Any]]:
-    summary: dict[str, dict[str, Any]] = {}
+    per_article: Sequence[ArticleScores], metrics: Sequence[str]
+) -> dict[str, MetricSummary]:
+    summary: dict[str, MetricSummary] = {}
     for metric in metrics:
-        values = [a["generated"].get(metric, math.nan) for a in per_article]
-        entry: dict[str, Any] = {
-            "n": sum(_finite(v) for v in values),
-            "mean": _mean(values),
-            "better": "closer_to_human"
+        values = [_value(a.generated.get(metric)) for a in per_article]
+        entry = MetricSummary(
+            n=sum(_finite(v) for v in values),
+            mean=_mean(values),
+            better="closer_to_human"
             if metric in ABSTRACTIVENESS
             else QUALITY_METRICS.get(metric, "higher"),
-        }
+        )
         if metric == "words":
             finite = [v for v in values if _finite(v)]
-            entry["max"] = max(finite) if finite else math.nan
+            entry.max = max(finite) if finite else math.nan
         if metric in ABSTRACTIVENESS:
             both = [
-                (a["generated"][metric], a["human"][metric])
+                (_value(a.generated[metric]), _value(a.human[metric]))
                 for a in per_article
-                if _finite(a["generated"][metric]) and _finite(a["human"][metric])
+                if _finite(a.generated[metric]) and _finite(a.human[metric])
             ]
-            entry["human"] = _mean([h for _, h in both])
-            entry["difference"] = _mean([g - h for g, h in both])
-            entry["abs_difference"] = _mean([abs(g - h) for g, h in both])
+            entry.human = _mean([h for _, h in both])
+            entry.difference = _mean([g - h for g, h in both])
+            entry.abs_difference = _mean([abs(g - h) for g, h in both])
         summary[metric] = entry
     return summary
 
 
 def _plugin_scores(
-    scored: list[tuple[dict[str, Any], ScoringSource, str]],
+    scored: list[tuple[ArticleScores, ScoringSource, str]],
 ) -> tuple[list[str], dict[str, str], list[str]]:
     """Run every registered model-based scorer.
 
@@ -475,7 +473,7 @@ def _plugin_scores(
             notes[name] = f"scorer failed: {type(exc).__name__}: {exc}"
             continue
         for (record, _, _), value in zip(scored, values, strict=True):
-            record["generated"][name] = value
+            record.generated[name] = value
         names.append(name)
     for name, metric in MODEL_METRICS.items():
         if name in scorers or name in notes:
@@ -497,34 +495,31 @@ async def _evaluate(
     aliases: Mapping[str, str] | None,
     keyphrases: int,
     support: SupportChecker | None = None,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[ScoredResults, list[str]]:
     """Score one results file; also return the model-based metrics not registered."""
     items = read_results(path)
     usable, excluded = items.usable, items.excluded
     total = len(usable) + len(excluded)
-    per_article: list[dict[str, Any]] = []
-    scored: list[tuple[dict[str, Any], ScoringSource, str]] = []
-    for item in usable:
+    per_article: list[ArticleScores] = []
+    scored: list[tuple[ArticleScores, ScoringSource, str]] = []
+    for key, item in usable:
         found = references.find(item)
         if isinstance(found, str):
-            excluded.append(
-                {"id": item["_key"], "source": item.get("source", ""), "reason": found}
-            )
+            excluded.append(ExcludedItem(id=key, source=item.source, reason=found))
             continue
-        record = {
-            "id": item["_key"],
-            "source": item.get("source", ""),
-            **score_abstract(
-                found,
-                item["abstract"],
-                references=references,
-                aliases=aliases,
-                keyphrases=keyphrases,
-                words=_asked_words(item),
-            ),
-        }
+        generated = item.abstract or ""
+        record = score_abstract(
+            found,
+            generated,
+            references=references,
+            aliases=aliases,
+            keyphrases=keyphrases,
+            words=_asked_words(item),
+            key=key,
+            result_source=item.source,
+        )
         per_article.append(record)
-        scored.append((record, found, item["abstract"]))
+        scored.append((record, found, generated))
     plugins, notes, unregistered = _plugin_scores(scored)
     metrics = list(ABSTRACTIVENESS + REFERENCE_METRICS) + list(QUALITY_METRICS)
     if aliases is not None:
@@ -533,23 +528,22 @@ async def _evaluate(
     if support is not None:
         for record, source, generated in scored:
             checked = await support.check(generated, source.body)
-            record["generated"].update(checked.scores())
-            record["support_verdicts"] = checked.counts()
+            record.generated.update(checked.scores())
+            record.support_verdicts = checked.counts()
         metrics += SUPPORT_METRICS
     summary = _summary(per_article, metrics)
     for name, note in notes.items():
-        summary[name] = {"n": 0, "mean": None, "better": "higher", "note": note}
-    models = sorted({str(i.get("model")) for i in usable if i.get("model")})
-    report = {
-        "results": str(path),
-        "models": models,
-        "items": total,
-        "scored": len(per_article),
-        "failed": items.failed,
-        "excluded": excluded,
-        "metrics": summary,
-        "per_article": per_article,
-    }
+        summary[name] = MetricSummary(n=0, mean=None, better="higher", note=note)
+    report = ScoredResults(
+        results=str(path),
+        models=sorted({item.model for _, item in usable if item.model}),
+        items=total,
+        scored=len(per_article),
+        failed=items.failed,
+        excluded=excluded,
+        metrics=summary,
+        per_article=per_article,
+    )
     return report, unregistered
 
 
@@ -561,25 +555,25 @@ def _statistic(
 
 
 def _comparison(
-    a: Mapping[str, Any], b: Mapping[str, Any], resamples: int, seed: int
-) -> dict[str, Any]:
+    a: ScoredResults, b: ScoredResults, resamples: int, seed: int
+) -> Comparison:
     """Paired bootstrap, A - B, for every metric both reports scored (app. J)."""
-    a_items = {r["id"]: r for r in a["per_article"]}
-    b_items = {r["id"]: r for r in b["per_article"]}
+    a_items = {r.id: r for r in a.per_article}
+    b_items = {r.id: r for r in b.per_article}
     shared = sorted(a_items.keys() & b_items.keys())
     metrics = [
         m
-        for m in a["metrics"]
-        if a["metrics"][m].get("mean") is not None
-        and b["metrics"].get(m, {}).get("mean") is not None
+        for m, entry in a.metrics.items()
+        if entry.mean is not None and m in b.metrics and b.metrics[m].mean is not None
     ]
-    compared: dict[str, Any] = {}
+    compared: dict[str, MetricComparison] = {}
     for metric in metrics:
-        scores_a = {i: a_items[i]["generated"][metric] for i in shared}
-        scores_b = {i: b_items[i]["generated"][metric] for i in shared}
+        scores_a = {i: _value(a_items[i].generated[metric]) for i in shared}
+        scores_b = {i: _value(b_items[i].generated[metric]) for i in shared}
         proximity = metric in PROXIMITY_METRICS
-        human = {i: a_items[i]["human"][metric] for i in shared} if proximity else None
-        entry: dict[str, Any] = {"test": "abs_deviation" if proximity else "raw"}
+        human = (
+            {i: _value(a_items[i].human[metric]) for i in shared} if proximity else None
+        )
         ids = [
             i
             for i in shared
@@ -587,8 +581,9 @@ def _comparison(
             and _finite(scores_b[i])
             and (human is None or _finite(human[i]))
         ]
-        entry["a"] = _mean([_statistic(scores_a, human, i) for i in ids])
-        entry["b"] = _mean([_statistic(scores_b, human, i) for i in ids])
+        test = "abs_deviation" if proximity else "raw"
+        mean_a = _mean([_statistic(scores_a, human, i) for i in ids])
+        mean_b = _mean([_statistic(scores_b, human, i) for i in ids])
         try:
             result = compare_metric(
                 metric,
@@ -599,26 +594,42 @@ def _comparison(
                 seed=seed,
             )
         except ValueError as exc:
-            entry.update({"n": len(ids), "mean_difference": None, "note": str(exc)})
+            compared[metric] = MetricComparison(
+                test=test,
+                a=mean_a,
+                b=mean_b,
+                n=len(ids),
+                mean_difference=None,
+                note=str(exc),
+            )
         else:
-            entry.update(result.as_dict())
-            entry["significance"] = significance(result.p_value)
-        compared[metric] = entry
+            compared[metric] = MetricComparison(
+                test=test,
+                a=mean_a,
+                b=mean_b,
+                **result.as_dict(),
+                significance=significance(result.p_value),
+            )
     notes = []
     if len(shared) < SMALL_SAMPLE:
         notes.append(
             f"only {len(shared)} paired articles: bootstrap p-values and intervals "
             "are rough at this size"
         )
-    return {
-        "a": a["results"],
-        "b": b["results"],
-        "paired": len(shared),
-        "notes": notes,
-        "resamples": resamples,
-        "seed": seed,
-        "metrics": compared,
-    }
+    return Comparison(
+        a=a.results,
+        b=b.results,
+        paired=len(shared),
+        notes=notes,
+        resamples=resamples,
+        seed=seed,
+        metrics=compared,
+    )
+
+
+def _value(score: Score) -> float:
+    """Return a score for the bootstrap: NaN where it is undefined."""
+    return math.nan if score is None else float(score)
 
 
 async def eval_abstracts(
@@ -632,7 +643,7 @@ async def eval_abstracts(
     resamples: int = 10_000,
     seed: int = 0,
     support: SupportChecker | None = None,
-) -> dict[str, Any]:
+) -> AbstractsReport:
     """Score generated abstracts per article and on average; compare two result files.
 
     Args:
@@ -659,28 +670,13 @@ async def eval_abstracts(
         reference = [str(reference)]
     refs = References(reference, results_path.parent)
     aliases = alias_index(kb) if kb is not None else None
-    report, unregistered = await _evaluate(
+    scored, unregistered = await _evaluate(
         results_path, refs, aliases, keyphrases, support
     )
-    report["reference"] = list(reference) if reference else None
-    report["reference_mode"] = refs.mode
-    report["keyphrases"] = keyphrases
-    support_notes = []
-    if support is not None:
-        calibration = await support.calibrate()
-        report["support"] = support.describe()
-        share = calibration["share"]
-        if share is not None and share < CALIBRATION_FLOOR:
-            support_notes.append(
-                "claim_support is not meaningful with this judge: it called only "
-                f"{calibration['fully_supported']} of {calibration['sentences']} article "
-                "sentences fully supported by their own article (judge check)"
-            )
-    absent = [n for n, m in report["metrics"].items() if m.get("note")]
     notes = [
-        f"{name}: {report['metrics'][name]['note']}"
-        for name in absent
-        if name not in unregistered
+        f"{name}: {entry.note}"
+        for name, entry in scored.metrics.items()
+        if entry.note and name not in unregistered
     ]
     if unregistered:
         notes.append(
@@ -693,16 +689,35 @@ async def eval_abstracts(
             "counts the reference's TextRank key phrases instead"
         )
     notes += [f"reference file skipped: {problem}" for problem in refs.problems]
-    report["notes"] = notes + support_notes
+    described = None
+    if support is not None:
+        calibration = await support.calibrate()
+        described = support.describe()
+        share = calibration.share
+        if share is not None and share < CALIBRATION_FLOOR:
+            notes.append(
+                "claim_support is not meaningful with this judge: it called only "
+                f"{calibration.fully_supported} of {calibration.sentences} article "
+                "sentences fully supported by their own article (judge check)"
+            )
+    report = AbstractsReport(
+        **dict(scored),
+        reference=list(reference) if reference else None,
+        reference_mode=refs.mode,
+        keyphrases=keyphrases,
+        support=described,
+        notes=notes,
+    )
     if against is not None:
         other, _ = await _evaluate(against, refs, aliases, keyphrases, support)
-        report["against"] = other
-        report["comparison"] = _comparison(report, other, resamples, seed)
-        report["notes"] += report["comparison"]["notes"]
+        report.against = other
+        report.comparison = _comparison(report, other, resamples, seed)
+        report.notes += report.comparison.notes
+    # Undefined values (NaN while computing) are None in the report.
+    report = AbstractsReport.model_validate(_nan_to_none(report.model_dump()))
     if plot is not None:
         from veriscribe.eval.plots import abstract_metrics_plot
 
         abstract_metrics_plot(report, plot)
-        report["plot"] = str(plot)
-    cleaned: dict[str, Any] = _nan_to_none(report)
-    return cleaned
+        report.plot = str(plot)
+    return report

@@ -43,6 +43,7 @@ from veriscribe.errors import (
     StructuredOutputError,
     VeriscribeError,
 )
+from veriscribe.eval.reports import BaselineFailureRow, BaselineSummary
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.prompts import Prompt, load_prompt
@@ -99,18 +100,40 @@ class BaselineLine(Result):
     baseline: str
 
 
+class LeadCut(Result):
+    """How Lead-k cut an article's body."""
+
+    sentences: int
+    words: int
+    target_words: int | None
+    """The reference abstract's length in words (None: no reference)."""
+    k: int | None
+
+
+class Truncation(Result):
+    """What of an article's body the naive prompt held."""
+
+    truncated: bool
+    budget_tokens: int
+    article_tokens: int
+    kept_tokens: int
+    article_words: int
+    kept_words: int
+    article_paragraphs: int
+    kept_paragraphs: int
+
+
 class LeadLine(BaselineLine):
     """A Lead-k abstract, with how the body was cut."""
 
-    lead: dict[str, Any]
-    """``sentences``, ``words``, ``target_words`` (the reference's length) and ``k``."""
+    lead: LeadCut
 
 
 class NaiveLine(BaselineLine):
     """A single-prompt abstract, with what of the body the prompt held."""
 
     prompt_ids: list[str]
-    truncation: dict[str, Any]
+    truncation: Truncation
     attempts: int
 
 
@@ -184,35 +207,34 @@ def _summary(
     out: Path,
     lines: Sequence[Line],
     seconds: float,
-) -> dict[str, Any]:
+) -> BaselineSummary:
     failures = [
-        {"id": line.id, "source": line.source, "reason": line.error}
+        BaselineFailureRow(id=line.id, source=line.source, reason=line.error)
         for line in lines
         if isinstance(line, BaselineFailure)
     ]
-    usage = sum((line.usage for line in lines), Usage()).model_dump()
-    return {
-        "baseline": baseline,
-        "model": model,
-        "out": str(out),
-        "items": len(lines),
-        "written": len(lines) - len(failures),
-        "failed": len(failures),
-        "truncated": sum(
+    return BaselineSummary(
+        baseline=baseline,
+        model=model,
+        out=str(out),
+        items=len(lines),
+        written=len(lines) - len(failures),
+        failed=len(failures),
+        truncated=sum(
             1
             for line in lines
-            if isinstance(line, NaiveLine) and line.truncation.get("truncated")
+            if isinstance(line, NaiveLine) and line.truncation.truncated
         ),
-        "failures": failures,
-        "usage": usage,
-        "seconds": round(seconds, 3),
-    }
+        failures=failures,
+        usage=sum((line.usage for line in lines), Usage()),
+        seconds=round(seconds, 3),
+    )
 
 
 # -------------------------------------------------------------------------- Lead-k
 
 
-def lead_k(article: Article, *, k: int | None = None) -> tuple[str, dict[str, Any]]:
+def lead_k(article: Article, *, k: int | None = None) -> tuple[str, LeadCut]:
     """Return the Lead-k abstract of an article and how it was cut.
 
     Sentences are taken from the start of the body while the total stays within the
@@ -242,13 +264,13 @@ def lead_k(article: Article, *, k: int | None = None) -> tuple[str, dict[str, An
 
 def _lead_record(
     sentences: Sequence[str], words: int, target: int | None, k: int | None
-) -> dict[str, Any]:
-    return {"sentences": len(sentences), "words": words, "target_words": target, "k": k}
+) -> LeadCut:
+    return LeadCut(sentences=len(sentences), words=words, target_words=target, k=k)
 
 
 def run_lead(
     inputs: Sequence[str], out: Path, *, k: int | None = None
-) -> dict[str, Any]:
+) -> BaselineSummary:
     """Write the Lead-k abstract of every input article to ``out`` (JSON lines)."""
     if k is not None and k < 1:
         raise InputError("--k must be 1 or more")
@@ -309,9 +331,7 @@ def _render(prompt: Prompt, text: str, truncated: bool) -> list[Any]:
     )
 
 
-def fit_to_budget(
-    llm: LLM, prompt: Prompt, article: Article
-) -> tuple[str, dict[str, Any]]:
+def fit_to_budget(llm: LLM, prompt: Prompt, article: Article) -> tuple[str, Truncation]:
     """Return the body text that fits the prompt budget, and the truncation record.
 
     The whole body is used when it fits beside ``ABSTRACT_TOKENS`` of output;
@@ -325,16 +345,16 @@ def fit_to_budget(
     full = article.body
     article_tokens = llm.count_tokens([HumanMessage(full)])
     ends = [m.end() for m in _WORD.finditer(full)]
-    record: dict[str, Any] = {
-        "truncated": False,
-        "budget_tokens": budget,
-        "article_tokens": article_tokens,
-        "kept_tokens": article_tokens,
-        "article_words": len(ends),
-        "kept_words": len(ends),
-        "article_paragraphs": len(article.paragraphs),
-        "kept_paragraphs": len(article.paragraphs),
-    }
+    record = Truncation(
+        truncated=False,
+        budget_tokens=budget,
+        article_tokens=article_tokens,
+        kept_tokens=article_tokens,
+        article_words=len(ends),
+        kept_words=len(ends),
+        article_paragraphs=len(article.paragraphs),
+        kept_paragraphs=len(article.paragraphs),
+    )
     if llm.count_tokens(_render(prompt, full, False)) <= budget:
         return full, record
 
@@ -357,16 +377,17 @@ def fit_to_budget(
             budget=budget,
         )
     kept = full[: ends[low - 1]]
-    record.update(
-        truncated=True,
-        kept_tokens=llm.count_tokens([HumanMessage(kept)]),
-        kept_words=low,
-        kept_paragraphs=kept.count("\n\n") + 1,
+    return kept, record.model_copy(
+        update={
+            "truncated": True,
+            "kept_tokens": llm.count_tokens([HumanMessage(kept)]),
+            "kept_words": low,
+            "kept_paragraphs": kept.count("\n\n") + 1,
+        }
     )
-    return kept, record
 
 
-def _article_fields(article: Article) -> dict[str, Any]:
+def _article_fields(article: Article) -> dict[str, str | None]:
     return {
         "id": article.id,
         "source": article.source,
@@ -388,7 +409,7 @@ async def naive_abstract(llm: LLM, article: Article) -> NaiveLine:
     started = time.perf_counter()
     prompt = load_prompt("abstract", "naive")
     text, truncation = fit_to_budget(llm, prompt, article)
-    messages = _render(prompt, text, truncation["truncated"])
+    messages = _render(prompt, text, truncation.truncated)
     completion = await llm.json(
         prompt.id, messages, AbstractLean, max_tokens=ABSTRACT_TOKENS
     )
@@ -396,11 +417,11 @@ async def naive_abstract(llm: LLM, article: Article) -> NaiveLine:
     if not abstract:
         raise StructuredOutputError("the model returned an empty abstract")
     fallbacks = []
-    if truncation["truncated"]:
+    if truncation.truncated:
         fallbacks.append(
-            f"truncated: the body was cut to its first {truncation['kept_words']} of "
-            f"{truncation['article_words']} words ({truncation['kept_tokens']} of "
-            f"{truncation['article_tokens']} tokens) to fit the context"
+            f"truncated: the body was cut to its first {truncation.kept_words} of "
+            f"{truncation.article_words} words ({truncation.kept_tokens} of "
+            f"{truncation.article_tokens} tokens) to fit the context"
         )
     return NaiveLine(
         **_article_fields(article),
@@ -424,7 +445,7 @@ async def run_naive(
     *,
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
-) -> dict[str, Any]:
+) -> BaselineSummary:
     """Write the naive single-prompt abstract of every input article to ``out``.
 
     One article that fails is recorded with its reason and never stops the others.

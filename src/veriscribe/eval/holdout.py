@@ -24,10 +24,23 @@ from typing import Any
 
 from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
+from veriscribe.results import Result
 
-__all__ = ["hold_out", "write_hold_out"]
+__all__ = ["HoldOutSummary", "hold_out", "write_hold_out"]
 
 _SPACE = re.compile(r"\s+")
+
+
+class HoldOutSummary(Result):
+    """What :func:`write_hold_out` wrote: the files, passages left out, questions."""
+
+    passages: str
+    questions: str
+    passages_kept: int
+    passages_left_out: list[str]
+    unanswerable: int
+    answerable: int
+    seed: int
 
 
 def _folded(text: str) -> str:
@@ -104,7 +117,7 @@ def write_hold_out(
     *,
     seed: int = 0,
     answerable: int | None = None,
-) -> dict[str, Any]:
+) -> HoldOutSummary:
     """Write ``passages.jsonl`` and ``questions.jsonl`` of a hold-out set to a directory.
 
     Returns:
@@ -127,12 +140,12 @@ def write_hold_out(
     left_out = sorted(
         {str(p["passage_id"]) for p in passages} - {str(p["passage_id"]) for p in kept}
     )
-    return {
-        "passages": str(corpus),
-        "questions": str(question_file),
-        "passages_kept": len(kept),
-        "passages_left_out": left_out,
-        "unanswerable": sum(not q["answerable"] for q in asked),
-        "answerable": sum(bool(q["answerable"]) for q in asked),
-        "seed": seed,
-    }
+    return HoldOutSummary(
+        passages=str(corpus),
+        questions=str(question_file),
+        passages_kept=len(kept),
+        passages_left_out=left_out,
+        unanswerable=sum(not q["answerable"] for q in asked),
+        answerable=sum(bool(q["answerable"]) for q in asked),
+        seed=seed,
+    )

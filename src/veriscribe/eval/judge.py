@@ -12,11 +12,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.errors import InputError
 from veriscribe.eval.abstract_judge import AbstractJudgeMethod, measured_for, rule
+from veriscribe.eval.reports import (
+    AbstractJudgeReport,
+    AbstractJudgeScores,
+    Calls,
+    JudgeReport,
+    JudgeScores,
+    PairRuling,
+)
 from veriscribe.llm.factory import make_llm
 from veriscribe.metrics.abstract_pairs import (
     AbstractSource,
@@ -50,7 +57,7 @@ async def eval_judge(
     methods: Sequence[JudgeMethod] = ("scored",),
     samples: int = 3,
     on_pair: Callable[[], None] | None = None,
-) -> dict[str, Any]:
+) -> JudgeReport:
     """Judge labelled pairs built from a corpus with each method; return the report."""
     if sources < 1:
         raise InputError("--sources must be 1 or more")
@@ -63,14 +70,7 @@ async def eval_judge(
         if not pairs:
             raise InputError(f"corpus {corpus!r} has no sentences to build pairs from")
         llm = make_llm(settings.model, settings, store)
-        report: dict[str, Any] = {
-            "corpus": corpus,
-            "model": llm.label,
-            "seed": seed,
-            "pairs": len(pairs),
-            "labels": dict(Counter(p.label for p in pairs)),
-            "methods": {},
-        }
+        scored: dict[str, JudgeScores] = {}
         for method in methods:
             options = QAOptions(judge_method=method, samples=samples)
             found = []
@@ -81,12 +81,19 @@ async def eval_judge(
                 found.append(verdict)
                 if on_pair is not None:
                     on_pair()
-            report["methods"][method] = score_method(pairs, found)
-        report["usage"] = {"calls": llm.calls_made}
-        return report
+            scored[method] = score_method(pairs, found)
+        return JudgeReport(
+            corpus=corpus,
+            model=llm.label,
+            seed=seed,
+            pairs=len(pairs),
+            labels=dict(Counter(p.label for p in pairs)),
+            methods=scored,
+            usage=Calls(calls=llm.calls_made),
+        )
 
 
-def score_method(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[str, Any]:
+def score_method(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> JudgeScores:
     """Return accuracy, safety, the confusion table and ROC AUC of one judge's verdicts."""
     verdicts = [f["verdict"] or UNJUDGED for f in found]
     correct = sum(_EXPECTED[p.label] == v for p, v in zip(pairs, verdicts, strict=True))
@@ -114,33 +121,33 @@ def score_method(pairs: Sequence[JudgePair], found: Sequence[Ruling]) -> dict[st
         (v == "fully_supported") == (p.label == "supported")
         for p, v in zip(pairs, verdicts, strict=True)
     )
-    return {
-        "accuracy": round(correct / len(pairs), 4),
-        "binary_accuracy": round(binary / len(pairs), 4),
-        "safe_rate": (
+    return JudgeScores(
+        accuracy=round(correct / len(pairs), 4),
+        binary_accuracy=round(binary / len(pairs), 4),
+        safe_rate=(
             round(sum(v != "fully_supported" for v in negatives) / len(negatives), 4)
             if negatives
             else None
         ),
-        "confusion": confusion,
-        "lanes": dict(Counter(f.get("method") or "none" for f in found)),
-        "roc_auc": round(auc, 4) if auc is not None else None,
-        "thresholds": _sweep(pairs, found),
-        "suggested_threshold": _suggest(pairs, found),
-        "per_pair": [
-            {
-                "id": p.id,
-                "label": p.label,
-                "how": p.how,
-                "verdict": v,
-                "lane": f.get("method"),
-                "score": f.get("score"),
-                "claim": p.claim,
-                "source": p.source,
-            }
+        confusion=confusion,
+        lanes=dict(Counter(f.get("method") or "none" for f in found)),
+        roc_auc=round(auc, 4) if auc is not None else None,
+        thresholds=_sweep(pairs, found),
+        suggested_threshold=_suggest(pairs, found),
+        per_pair=[
+            PairRuling(
+                id=p.id,
+                label=p.label,
+                how=p.how,
+                verdict=v,
+                lane=f.get("method"),
+                score=f.get("score"),
+                claim=p.claim,
+                source=p.source,
+            )
             for p, v, f in zip(pairs, verdicts, found, strict=True)
         ],
-    }
+    )
 
 
 def _score(found: Ruling) -> float | None:
@@ -202,7 +209,7 @@ async def eval_abstract_judge(
     methods: Sequence[AbstractJudgeMethod] = ("checks", "hybrid"),
     samples: int = 3,
     on_pair: Callable[[], None] | None = None,
-) -> dict[str, Any]:
+) -> AbstractJudgeReport:
     """Judge labelled abstract-sentence pairs with each method; return the report.
 
     The pairs come from the articles (with an author abstract) that ``inputs`` name
@@ -223,17 +230,7 @@ async def eval_abstract_judge(
         needs_model = any(m != "checks" for m in methods)
         llm = make_llm(settings.model, settings, store) if needs_model else None
         label = llm.label if llm is not None else None
-        report: dict[str, Any] = {
-            "pairs_from": "abstracts",
-            "articles": len({p.section for p in pairs}),
-            "model": label,
-            "seed": seed,
-            "pairs": len(pairs),
-            "labels": dict(Counter(p.label for p in pairs)),
-            "kinds": dict(Counter(p.how for p in pairs)),
-            "splits": dict(Counter(split_of(p.section) for p in pairs)),
-            "methods": {},
-        }
+        scored: dict[str, AbstractJudgeScores] = {}
         for method in methods:
             judge = measured_for(method, label)
             found = []
@@ -246,9 +243,19 @@ async def eval_abstract_judge(
             cut = None
             if method == "hybrid":
                 cut, found = _tuned(pairs, found)
-            report["methods"][method] = score_abstract_method(pairs, found, cut)
-        report["usage"] = {"calls": llm.calls_made if llm is not None else 0}
-        return report
+            scored[method] = score_abstract_method(pairs, found, cut)
+        return AbstractJudgeReport(
+            pairs_from="abstracts",
+            articles=len({p.section for p in pairs}),
+            model=label,
+            seed=seed,
+            pairs=len(pairs),
+            labels=dict(Counter(p.label for p in pairs)),
+            kinds=dict(Counter(p.how for p in pairs)),
+            splits=dict(Counter(split_of(p.section) for p in pairs)),
+            methods=scored,
+            usage=Calls(calls=llm.calls_made if llm is not None else 0),
+        )
 
 
 def _abstract_sources(inputs: Sequence[str]) -> list[AbstractSource]:
@@ -298,7 +305,7 @@ def _binary(pairs: Sequence[JudgePair], verdicts: Sequence[str]) -> float | None
 
 def score_abstract_method(
     pairs: Sequence[JudgePair], found: Sequence[Ruling], cut: float | None
-) -> dict[str, Any]:
+) -> AbstractJudgeScores:
     """Return one judge's accuracy (all, tune, test) and its recall by kind of pair.
 
     ``accuracy`` is supported-or-not: the pair's label is ``supported`` exactly when
@@ -323,22 +330,17 @@ def score_abstract_method(
             )
             for kind in sorted({p.how for p in pairs})
         }
-    return {
-        "accuracy": _binary(*among("test")),
-        "accuracy_tune": _binary(*among("tune")),
-        "accuracy_all": _binary(*among("all")),
-        "test_pairs": len(among("test")[0]),
-        "label_accuracy": base["accuracy"],
-        "cut": cut,
-        "by_kind": by_kind,
-        **{
-            key: base[key]
-            for key in (
-                "confusion",
-                "lanes",
-                "roc_auc",
-                "suggested_threshold",
-                "per_pair",
-            )
-        },
-    }
+    return AbstractJudgeScores(
+        accuracy=_binary(*among("test")),
+        accuracy_tune=_binary(*among("tune")),
+        accuracy_all=_binary(*among("all")),
+        test_pairs=len(among("test")[0]),
+        label_accuracy=base.accuracy,
+        cut=cut,
+        by_kind=by_kind,
+        confusion=base.confusion,
+        lanes=base.lanes,
+        roc_auc=base.roc_auc,
+        suggested_threshold=base.suggested_threshold,
+        per_pair=base.per_pair,
+    )

@@ -8,6 +8,7 @@ from typing import Any
 
 from veriscribe.documents.jsonl import json_lines
 from veriscribe.errors import InputError
+from veriscribe.eval.reports import LabellerScores, LabelReport
 from veriscribe.labeller import Labeller
 from veriscribe.labeller.llm import label_with_model
 from veriscribe.llm.factory import make_llm
@@ -46,15 +47,11 @@ async def eval_labels(
     *,
     labellers: tuple[str, ...] = ("classifier",),
     limit: int | None = None,
-) -> dict[str, Any]:
+) -> LabelReport:
     """Score the first-sentence labellers on labelled abstracts."""
     items = read_labelled(path, limit)
     gold = [[g.lower() for g in labels] for item in items for labels in item["labels"]]
-    report: dict[str, Any] = {
-        "data": str(path),
-        "abstracts": len(items),
-        "sentences": len(gold),
-    }
+    report = LabelReport(data=str(path), abstracts=len(items), sentences=len(gold))
     for name in labellers:
         started = time.perf_counter()
         if name == "classifier":
@@ -90,13 +87,16 @@ async def eval_labels(
                     "prompt_tokens": prompt_tokens,
                     "output_tokens": output_tokens,
                 }
-                report["model"] = llm.label
+                report.model = llm.label
         else:
             raise InputError(f"unknown labeller {name!r}: use classifier or llm")
-        scores = label_scores(gold, predicted)
-        report[name] = {
-            **scores,
-            "seconds": round(time.perf_counter() - started, 2),
-            "usage": usage,
-        }
+        scores = LabellerScores(
+            **label_scores(gold, predicted),
+            seconds=round(time.perf_counter() - started, 2),
+            usage=usage,
+        )
+        if name == "classifier":
+            report.classifier = scores
+        else:
+            report.llm = scores
     return report

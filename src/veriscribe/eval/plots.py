@@ -9,11 +9,19 @@ table printed beside it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from veriscribe.errors import InputError
+from veriscribe.eval.reports import (
+    AbstractsReport,
+    ArticleScores,
+    LabelReport,
+    QAReport,
+    RetrievalReport,
+    ScoredResults,
+)
 from veriscribe.results import COMPLIANT_TIERS, UNJUDGED
 
 __all__ = ["abstract_metrics_plot", "label_plot", "qa_funnel_plot", "retrieval_plot"]
@@ -51,11 +59,11 @@ def _save(plt: Any, figure: Any, path: Path) -> None:
 
 
 def _values(
-    per_article: Sequence[Mapping[str, Any]], side: str, metric: str
+    per_article: Sequence[ArticleScores], side: str, metric: str
 ) -> list[float]:
     values = []
     for record in per_article:
-        value = record.get(side, {}).get(metric)
+        value = (record.generated if side == "generated" else record.human).get(metric)
         if isinstance(value, int | float) and math.isfinite(value):
             values.append(float(value))
     return values
@@ -65,15 +73,15 @@ def _short(label: str, limit: int = 22) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "\u2026"
 
 
-def _name(report: Mapping[str, Any], separator: str = " ") -> str:
-    models = report.get("models") or []
-    name = _short(Path(str(report["results"])).name, 26)
+def _name(report: ScoredResults, separator: str = " ") -> str:
+    models = report.models
+    name = _short(Path(report.results).name, 26)
     if len(models) == 1:
         name += f"{separator}({_short(models[0])})"
     return name
 
 
-def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
+def abstract_metrics_plot(report: AbstractsReport, path: Path) -> None:
     """Draw box plots of each abstract metric, generated vs human (and vs --against).
 
     One panel per metric that has values: a box per system (the results, the second
@@ -85,34 +93,31 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
         InputError: When the PNG cannot be written.
     """
     plt = _pyplot()
-    other = report.get("against")
+    other = report.against
     # A comparison shows the paired articles only, as the bootstrap uses them.
-    records = {"a": list(report["per_article"])}
+    records = {"a": list(report.per_article)}
     if other:
-        shared = {r["id"] for r in records["a"]} & {
-            r["id"] for r in other["per_article"]
-        }
-        records["a"] = [r for r in records["a"] if r["id"] in shared]
-        records["b"] = [r for r in other["per_article"] if r["id"] in shared]
+        shared = {r.id for r in records["a"]} & {r.id for r in other.per_article}
+        records["a"] = [r for r in records["a"] if r.id in shared]
+        records["b"] = [r for r in other.per_article if r.id in shared]
     # Box labels name the model only where the two sides differ in it (the heading
     # always does): two long identical names side by side would overprint.
-    same_model = other is not None and report.get("models") == other.get("models")
+    same_model = other is not None and report.models == other.models
 
-    def label(side: Mapping[str, Any]) -> str:
+    def label(side: ScoredResults) -> str:
         if same_model:
-            return _short(Path(str(side["results"])).name, 26)
+            return _short(Path(side.results).name, 26)
         return _name(side, "\n")
 
-    series: list[tuple[str, str, Sequence[Mapping[str, Any]]]] = [
+    series: list[tuple[str, str, Sequence[ArticleScores]]] = [
         ("a", label(report), records["a"])
     ]
     if other:
         series.append(("b", label(other), records["b"]))
     metrics = [
         m
-        for m, entry in report["metrics"].items()
-        if entry.get("mean") is not None
-        and _values(report["per_article"], "generated", m)
+        for m, entry in report.metrics.items()
+        if entry.mean is not None and _values(report.per_article, "generated", m)
     ]
     if not metrics:
         metrics = ["bigram_novelty"]
@@ -130,7 +135,7 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
             (key, name, _values(chosen, "generated", metric))
             for key, name, chosen in series
         ]
-        proximity = report["metrics"][metric].get("better") == "closer_to_human"
+        proximity = report.metrics[metric].better == "closer_to_human"
         if proximity:
             boxes.append(
                 (
@@ -190,7 +195,7 @@ def abstract_metrics_plot(report: Mapping[str, Any], path: Path) -> None:
             f"Abstract metrics per article: A = {_name(report)} vs B = {_name(other)}"
         )
     counts = [
-        f"{r['scored']} of {r['items']} items scored ({r['failed']} failed)"
+        f"{r.scored} of {r.items} items scored ({r.failed} failed)"
         for r in ([report, other] if other else [report])
     ]
     heading += (
@@ -214,17 +219,17 @@ def _percent_axis(axis: Any) -> None:
     axis.grid(axis="y", alpha=0.3)
 
 
-def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
+def qa_funnel_plot(report: QAReport, path: Path) -> None:
     """Draw the claim funnel, coverage against the window k, and the verbatim tiers.
 
     Raises:
         InputError: When the PNG cannot be written.
     """
     plt = _pyplot()
-    funnel = report["funnel"]
-    claims = funnel["claims"]
+    funnel = report.funnel
+    claims = funnel.claims
     # Answers scored against gold answers get a fourth panel.
-    scored = "gold" in report or "not_found_scores" in report
+    scored = report.gold is not None or report.not_found_scores is not None
     figure, axes = plt.subplots(
         1, 4 if scored else 3, figsize=(20 if scored else 15, 4.8)
     )
@@ -232,11 +237,11 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
 
     stages = [
         ("claims", claims),
-        ("covered", funnel["covered"]),
-        ("verbatim", funnel["verbatim"]),
-        ("lenient", funnel["lenient"]),
-        ("strict\n(certified)", funnel["strict"]),
-        ("strict +\nrecovered", funnel["strict"] + funnel["recovered"]),
+        ("covered", funnel.covered),
+        ("verbatim", funnel.verbatim),
+        ("lenient", funnel.lenient),
+        ("strict\n(certified)", funnel.strict),
+        ("strict +\nrecovered", funnel.strict + funnel.recovered),
     ]
     shares = [100 * n / claims if claims else 0.0 for _, n in stages]
     bars = left.bar([name for name, _ in stages], shares, color="#1f77b4", alpha=0.8)
@@ -248,9 +253,9 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
             va="bottom",
             fontsize=8,
         )
-    judged = claims - report["verdicts"].get(UNJUDGED, 0)
+    judged = claims - report.verdicts.get(UNJUDGED, 0)
     left.set_title(
-        f"Claim funnel ({claims} claims, {funnel['sentences']} sentences"
+        f"Claim funnel ({claims} claims, {funnel.sentences} sentences"
         + (", none judged)" if claims and not judged else ")")
     )
     left.set_ylabel("% of claims")
@@ -258,18 +263,20 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
     _percent_axis(left)
     left.set_ylim(0, 120)
 
-    windows = report["coverage_by_window"]
+    windows = report.coverage_by_window
     ks = [int(k) for k in windows]
-    for key, label, colour in (
-        ("rate", "any citation", "#1f77b4"),
-        ("verbatim_rate", "verbatim-passing citations only", "#ff7f0e"),
+    for values, label, colour in (
+        ([windows[str(k)].rate for k in ks], "any citation", "#1f77b4"),
+        (
+            [windows[str(k)].verbatim_rate for k in ks],
+            "verbatim-passing citations only",
+            "#ff7f0e",
+        ),
     ):
-        values = [windows[str(k)][key] for k in ks]
-        if any(v is None for v in values):
+        shown = [v for v in values if v is not None]
+        if len(shown) < len(values):
             continue
-        middle.plot(
-            ks, [100 * v for v in values], marker="o", label=label, color=colour
-        )
+        middle.plot(ks, [100 * v for v in shown], marker="o", label=label, color=colour)
     middle.set_title("Citation coverage by attribution window k")
     middle.set_xlabel("k (claims a marker credits, 0 = its own sentence)")
     middle.set_ylabel("% of claims covered")
@@ -277,10 +284,10 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
     middle.legend(fontsize=8, loc="lower right")
     _percent_axis(middle)
 
-    tiers = report["tiers"]
+    tiers = report.tiers
     names = list(tiers)
-    counts = [tiers[t]["count"] for t in names]
-    total = report["citations"]
+    counts = [tiers[t].count for t in names]
+    total = report.citations
     colours = ["#2ca02c" if t in COMPLIANT_TIERS else "#d62728" for t in names]
     right.bar(names, [100 * c / total if total else 0.0 for c in counts], color=colours)
     for index, count in enumerate(counts):
@@ -294,43 +301,38 @@ def qa_funnel_plot(report: Mapping[str, Any], path: Path) -> None:
         _gold_panel(axes[3], report)
 
     figure.suptitle(
-        f"Checked answers: {_short(Path(str(report['results'])).name, 40)} "
-        f"({report['answers']} answers)",
+        f"Checked answers: {_short(Path(report.results).name, 40)} "
+        f"({report.answers} answers)",
         fontsize=11,
     )
     figure.tight_layout(rect=(0, 0, 1, 0.93))
     _save(plt, figure, path)
 
 
-def _gold_panel(axis: Any, report: Mapping[str, Any]) -> None:
+def _gold_panel(axis: Any, report: QAReport) -> None:
     """Draw the answers' gold recall, one bar per tenth, with the pooled figures."""
-    recalls = [
-        q["gold_recall"]
-        for q in report.get("per_question", [])
-        if q.get("gold_recall") is not None
-    ]
+    recalls = [q.gold_recall for q in report.per_question if q.gold_recall is not None]
     edges = [i / 10 for i in range(11)]
     counts, _, _ = axis.hist(recalls, bins=edges, color="#2ca02c", alpha=0.8)
     # Room above the bars for the pooled figures.
     axis.set_ylim(0, 1.6 * max([*counts, 1]))
     axis.set_xlabel("gold recall (share of the gold answer's content words)")
     axis.set_ylabel("answers")
-    gold = report.get("gold") or {}
-    words = report.get("answer_words") or {}
+    gold = report.gold
     lines = [
-        f"gold recall {_pct(gold.get('gold_recall'))}, "
-        f"gold hit {_pct(gold.get('gold_hit'))}",
-        f"answer words: median {words.get('median', '-')}",
-        f"not found: {_pct(report.get('not_found_rate'))} of answers",
+        f"gold recall {_pct(gold.gold_recall if gold else None)}, "
+        f"gold hit {_pct(gold.gold_hit if gold else None)}",
+        f"answer words: median {report.answer_words.median}",
+        f"not found: {_pct(report.not_found_rate)} of answers",
     ]
-    scores = report.get("not_found_scores")
-    if scores and scores.get("unanswerable"):
+    scores = report.not_found_scores
+    if scores and scores.unanswerable:
         lines.append(
-            f"not-found precision {_pct(scores['precision'])}, "
-            f"recall {_pct(scores['recall'])}"
+            f"not-found precision {_pct(scores.precision)}, "
+            f"recall {_pct(scores.recall)}"
         )
     if scores:
-        lines.append(f"answerable wrongly not found {_pct(scores['answerable_rate'])}")
+        lines.append(f"answerable wrongly not found {_pct(scores.answerable_rate)}")
     axis.text(
         0.03, 0.97, "\n".join(lines), transform=axis.transAxes, va="top", fontsize=8
     )
@@ -341,7 +343,7 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
 
 
-def retrieval_plot(report: Mapping[str, Any], path: Path) -> None:
+def retrieval_plot(report: RetrievalReport, path: Path) -> None:
     """Draw hit rate against k, one curve per retriever.
 
     Raises:
@@ -349,14 +351,14 @@ def retrieval_plot(report: Mapping[str, Any], path: Path) -> None:
     """
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(6.4, 4.6))
-    ks = list(report["ks"])
-    for name, row in report["retrievers"].items():
-        values = [100 * row[f"hit_rate_at_{k}"] for k in ks]
+    ks = list(report.ks)
+    for name, row in report.retrievers.items():
+        values = [100 * row.hit_rates[f"hit_rate_at_{k}"] for k in ks]
         axis.plot(
             ks,
             values,
             marker="o",
-            label=f"{name} (mean {row['mean_sections']:.1f} sections)",
+            label=f"{name} (mean {row.mean_sections:.1f} sections)",
         )
         for k, value in zip(ks, values, strict=True):
             axis.annotate(
@@ -371,7 +373,7 @@ def retrieval_plot(report: Mapping[str, Any], path: Path) -> None:
     axis.set_xlabel("k (sections returned)")
     axis.set_ylabel("% of questions whose gold section is in the top k")
     axis.set_title(
-        f"Retrieval hit rate on {report['corpus']}: {report['questions']} questions",
+        f"Retrieval hit rate on {report.corpus}: {report.questions} questions",
         fontsize=10,
     )
     axis.legend(fontsize=8, loc="lower right")
@@ -380,34 +382,38 @@ def retrieval_plot(report: Mapping[str, Any], path: Path) -> None:
     _save(plt, figure, path)
 
 
-def label_plot(report: Mapping[str, Any], labellers: Sequence[str], path: Path) -> None:
+def label_plot(report: LabelReport, labellers: Sequence[str], path: Path) -> None:
     """Draw per-label F1 of each labeller, with micro and macro F1 in the legend.
 
     Raises:
         InputError: When the PNG cannot be written.
     """
     plt = _pyplot()
-    scored = [(name, report[name]) for name in labellers if report.get(name)]
-    labels = sorted({label for _, scores in scored for label in scores["labels"]})
+    scored = [
+        (name, scores)
+        for name in labellers
+        if (scores := report.scores(name)) is not None
+    ]
+    labels = sorted({label for _, scores in scored for label in scores.labels})
     figure, axis = plt.subplots(figsize=(8, 4.6))
     width = 0.8 / max(len(scored), 1)
     for offset, (name, scores) in enumerate(scored):
-        rows = scores["labels"]
+        rows = scores.labels
         xs = [i + offset * width for i in range(len(labels))]
         axis.bar(
             xs,
-            [rows[label]["f1"] if label in rows else 0.0 for label in labels],
+            [rows[label].f1 if label in rows else 0.0 for label in labels],
             width=width,
             label=(
-                f"{name}: micro F1 {scores['micro_f1']:.3f}, "
-                f"macro F1 {scores['macro_f1']:.3f}"
+                f"{name}: micro F1 {scores.micro_f1:.3f}, "
+                f"macro F1 {scores.macro_f1:.3f}"
             ),
         )
     axis.set_xticks([i + width * (len(scored) - 1) / 2 for i in range(len(labels))])
     support = {
-        label: row["support"]
+        label: row.support
         for _, scores in scored
-        for label, row in scores["labels"].items()
+        for label, row in scores.labels.items()
     }
     axis.set_xticklabels(
         [f"{label}\nn={support[label]}" for label in labels], fontsize=8
@@ -415,8 +421,8 @@ def label_plot(report: Mapping[str, Any], labellers: Sequence[str], path: Path) 
     axis.set_ylim(0, 1.05)
     axis.set_ylabel("F1")
     axis.set_title(
-        f"First-sentence labels: {report['abstracts']} abstracts, "
-        f"{report['sentences']} sentences",
+        f"First-sentence labels: {report.abstracts} abstracts, "
+        f"{report.sentences} sentences",
         fontsize=10,
     )
     axis.legend(fontsize=8, loc="lower right")

@@ -19,16 +19,26 @@ scored against the unanswerable questions in ``not_found_scores``.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from veriscribe.checks.verbatim import is_compliant
-from veriscribe.errors import InputError
+from veriscribe.eval.reports import (
+    Agreement,
+    AnswerWords,
+    Funnel,
+    GoldScores,
+    NotFoundScores,
+    QARates,
+    QAReport,
+    QuestionScores,
+    TierCount,
+    WindowCoverage,
+)
+from veriscribe.eval.result_files import AnswerItem, ClaimItem, read_answer_items
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
 from veriscribe.metrics.gold import gold_recall, not_found_scores, words
 from veriscribe.metrics.qa import ClaimFunnel
@@ -40,143 +50,106 @@ WINDOWS = tuple(range(6))
 _FUNNEL_KEYS = frozenset(ClaimFunnel.__dataclass_fields__)
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
+def read_results(path: Path) -> list[AnswerItem]:
     """Read checked answers: a JSON object, a JSON list, or objects one after another.
 
     Raises:
         InputError: If the file cannot be read, is not JSON, or holds something
             that is not a checked answer (no ``funnel`` and ``claims``).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-    decoder = json.JSONDecoder()
-    items: list[Any] = []
-    position = 0
-    while True:
-        while position < len(text) and text[position].isspace():
-            position += 1
-        if position == len(text):
-            break
-        try:
-            value, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}: not JSON at line {exc.lineno}: {exc.msg}"
-            ) from exc
-        items.extend(value if isinstance(value, list) else [value])
-    if not items:
-        raise InputError(f"{path}: no results")
-    for number, item in enumerate(items, 1):
-        if not (
-            isinstance(item, dict)
-            and isinstance(item.get("funnel"), dict)
-            and isinstance(item.get("claims"), list)
-        ):
-            raise InputError(
-                f"{path}: result {number} is not a checked answer (expected the output "
-                "of `veriscribe ask --json` or `veriscribe verify --json`)"
-            )
-    return items
+    return read_answer_items(path)
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def _window_counts(result: dict[str, Any], key: str) -> dict[str, int]:
-    metrics = result.get("metrics", {})
+def _window_counts(result: AnswerItem, key: str) -> dict[str, int]:
+    metrics = result.metrics
     counts = metrics.get(key)
     if isinstance(counts, dict):
         return {str(k): int(v) for k, v in counts.items()}
     if key == "covered_by_window":
         # Results that carry only rates: rate x claims is the exact count.
-        claims = int(result["funnel"].get("claims", 0))
+        claims = int(result.funnel.get("claims", 0))
         rates = metrics.get("coverage_by_window", {})
         return {str(k): round((v or 0.0) * claims) for k, v in rates.items()}
     return {}
 
 
-def _pooled_funnel(results: Sequence[dict[str, Any]]) -> ClaimFunnel:
+def _pooled_funnel(results: Sequence[AnswerItem]) -> ClaimFunnel:
     total = ClaimFunnel(0, 0, 0, 0, 0, 0, 0)
     for result in results:
-        counts = {k: int(v) for k, v in result["funnel"].items() if k in _FUNNEL_KEYS}
+        counts = {k: int(v) for k, v in result.funnel.items() if k in _FUNNEL_KEYS}
         total = total + ClaimFunnel(**{k: counts.get(k, 0) for k in _FUNNEL_KEYS})
     return total
 
 
-def _coverage(results: Sequence[dict[str, Any]], claims: int) -> dict[str, Any]:
-    pooled: dict[str, dict[str, Any]] = {}
+def _coverage(results: Sequence[AnswerItem], claims: int) -> dict[str, WindowCoverage]:
+    pooled: dict[str, WindowCoverage] = {}
     for k in map(str, WINDOWS):
         covered = sum(_window_counts(r, "covered_by_window").get(k, 0) for r in results)
         verbatim = [
             _window_counts(r, "verbatim_covered_by_window").get(k) for r in results
         ]
-        pooled[k] = {
-            "covered": covered,
-            "rate": _rate(covered, claims),
-            # Older results lack the verbatim-only counts: then the figure is absent.
-            "verbatim_covered": (
-                None if None in verbatim else sum(v or 0 for v in verbatim)
-            ),
-        }
-        count = pooled[k]["verbatim_covered"]
-        pooled[k]["verbatim_rate"] = None if count is None else _rate(count, claims)
+        # Older results lack the verbatim-only counts: then the figure is absent.
+        count = None if None in verbatim else sum(v or 0 for v in verbatim)
+        pooled[k] = WindowCoverage(
+            covered=covered,
+            rate=_rate(covered, claims),
+            verbatim_covered=count,
+            verbatim_rate=None if count is None else _rate(count, claims),
+        )
     return pooled
 
 
-def _claim_key(
-    result: dict[str, Any], index: int, claim: dict[str, Any]
-) -> tuple[str, ...]:
-    return (str(result.get("question", "")), str(index), str(claim.get("text", "")))
+def _claim_key(result: AnswerItem, index: int, claim: ClaimItem) -> tuple[str, ...]:
+    return (result.question, str(index), claim.text)
 
 
 def _agreement(
-    first: Sequence[dict[str, Any]], second: Sequence[dict[str, Any]], path: Path
-) -> dict[str, Any]:
+    first: Sequence[AnswerItem], second: Sequence[AnswerItem], path: Path
+) -> Agreement:
     verdicts = {
-        _claim_key(r, i, c): c.get("verdict")
-        for r in second
-        for i, c in enumerate(r["claims"])
+        _claim_key(r, i, c): c.verdict for r in second for i, c in enumerate(r.claims)
     }
     pairs = []
     only_one = 0
     for result in first:
-        for index, claim in enumerate(result["claims"]):
+        for index, claim in enumerate(result.claims):
             key = _claim_key(result, index, claim)
             if key not in verdicts:
                 continue
-            a, b = claim.get("verdict"), verdicts[key]
+            a, b = claim.verdict, verdicts[key]
             if a is None and b is None:
                 continue
             if a is None or b is None:
                 only_one += 1
                 continue
-            pairs.append((str(a), str(b)))
-    report: dict[str, Any] = {
-        "second": str(path),
-        "pairs": len(pairs),
-        "judged_by_one_only": only_one,
-        "kappa": None,
-        "observed_agreement": None,
-    }
+            pairs.append((a, b))
+    agreement = Agreement(
+        second=str(path),
+        pairs=len(pairs),
+        judged_by_one_only=only_one,
+        kappa=None,
+        observed_agreement=None,
+    )
     if not pairs:
-        report["note"] = (
+        agreement.note = (
             "no claim was judged in both files: are they the same answers checked by "
             "two judges?"
         )
-        return report
+        return agreement
     a_side, b_side = [a for a, _ in pairs], [b for _, b in pairs]
     kappa = cohen_kappa(a_side, b_side)
-    report["kappa"] = None if math.isnan(kappa) else round(kappa, 4)
-    report["observed_agreement"] = round(observed_agreement(a_side, b_side), 4)
-    report["confusion"] = {
+    agreement.kappa = None if math.isnan(kappa) else round(kappa, 4)
+    agreement.observed_agreement = round(observed_agreement(a_side, b_side), 4)
+    agreement.confusion = {
         f"{a} / {b}": n for (a, b), n in sorted(Counter(pairs).items())
     }
-    if report["kappa"] is None:
-        report["note"] = "kappa is undefined: both judges gave one and the same verdict"
-    return report
+    if agreement.kappa is None:
+        agreement.note = "kappa is undefined: both judges gave one and the same verdict"
+    return agreement
 
 
 def _plain(answer: str) -> str:
@@ -186,78 +159,78 @@ def _plain(answer: str) -> str:
     return plain_answer(answer)
 
 
-def _labelled(result: dict[str, Any]) -> bool:
-    """Tell whether a result says if its question is answerable (a question set's)."""
-    return isinstance(result.get("answerable"), bool)
-
-
-def answer_scores(result: dict[str, Any], number: int) -> dict[str, Any]:
+def answer_scores(result: AnswerItem, number: int) -> QuestionScores:
     """Score one answer: its words, and against its gold answer when it has one.
 
     A not-found or failed answer holds nothing: 0 words, gold recall 0. Gold figures
     are None for a question without a gold answer or marked unanswerable.
     """
-    given = not (result.get("not_found") or result.get("error"))
-    text = _plain(str(result.get("answer") or "")) if given else ""
-    gold = result.get("gold_answer")
-    scored = bool(gold) and result.get("answerable") is not False
-    recall = gold_recall(str(gold), text) if scored else None
-    return {
-        "id": str(result.get("id", number)),
-        "question": str(result.get("question", "")),
-        "answerable": result.get("answerable") if _labelled(result) else None,
-        "not_found": bool(result.get("not_found")),
-        "answer_words": len(words(text)),
-        "gold_recall": None if recall is None else round(recall, 4),
-        "gold_hit": None if recall is None else recall == 1.0,
-    }
+    given = not (result.not_found or result.error)
+    text = _plain(result.answer or "") if given else ""
+    gold = result.gold_answer
+    scored = bool(gold) and result.answerable is not False
+    recall = gold_recall(gold or "", text) if scored else None
+    return QuestionScores(
+        id=str(number if result.id is None else result.id),
+        question=result.question,
+        answerable=result.answerable,
+        not_found=bool(result.not_found),
+        answer_words=len(words(text)),
+        gold_recall=None if recall is None else round(recall, 4),
+        gold_hit=None if recall is None else recall == 1.0,
+    )
 
 
-def _gold_report(
-    results: Sequence[dict[str, Any]], scores: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
-    """Pool the per-question scores: gold recall and hit, answer words, not found."""
+def _answer_words(
+    results: Sequence[AnswerItem], scores: Sequence[QuestionScores]
+) -> AnswerWords:
+    """Pool the words of the answers given (not found and failed ones left out)."""
     given = [
-        s["answer_words"]
+        s.answer_words
         for s, r in zip(scores, results, strict=True)
-        if not (r.get("not_found") or r.get("error"))
+        if not (r.not_found or r.error)
     ]
-    report: dict[str, Any] = {
-        "answer_words": {
-            "answers": len(given),
-            "median": statistics.median(given) if given else None,
-            "mean": round(statistics.mean(given), 2) if given else None,
-        }
-    }
-    recalls = [s["gold_recall"] for s in scores if s["gold_recall"] is not None]
-    if recalls:
-        report["gold"] = {
-            "scored": len(recalls),
-            "gold_recall": round(statistics.mean(recalls), 4),
-            "gold_hit": _rate(sum(r == 1.0 for r in recalls), len(recalls)),
-        }
-    labelled = [r for r in results if _labelled(r)]
-    if labelled:
-        counts = not_found_scores(
-            (bool(r["answerable"]), bool(r.get("not_found"))) for r in labelled
-        )
-        report["not_found_scores"] = {
-            "answerable": counts.answerable,
-            "unanswerable": counts.unanswerable,
-            "not_found_answerable": counts.not_found_answerable,
-            "not_found_unanswerable": counts.not_found_unanswerable,
-            "precision": _round(counts.precision),
-            "recall": _round(counts.recall),
-            "answerable_rate": _round(counts.answerable_rate),
-        }
-    return report
+    return AnswerWords(
+        answers=len(given),
+        median=statistics.median(given) if given else None,
+        mean=round(statistics.mean(given), 2) if given else None,
+    )
+
+
+def _gold(scores: Sequence[QuestionScores]) -> GoldScores | None:
+    """Pool gold recall and hit over the answers that have a gold answer."""
+    recalls = [s.gold_recall for s in scores if s.gold_recall is not None]
+    if not recalls:
+        return None
+    return GoldScores(
+        scored=len(recalls),
+        gold_recall=round(statistics.mean(recalls), 4),
+        gold_hit=_rate(sum(r == 1.0 for r in recalls), len(recalls)),
+    )
+
+
+def _not_found(results: Sequence[AnswerItem]) -> NotFoundScores | None:
+    """Score "not found" against the questions a question set marks unanswerable."""
+    labelled = [r for r in results if r.answerable is not None]
+    if not labelled:
+        return None
+    counts = not_found_scores((bool(r.answerable), bool(r.not_found)) for r in labelled)
+    return NotFoundScores(
+        answerable=counts.answerable,
+        unanswerable=counts.unanswerable,
+        not_found_answerable=counts.not_found_answerable,
+        not_found_unanswerable=counts.not_found_unanswerable,
+        precision=_round(counts.precision),
+        recall=_round(counts.recall),
+        answerable_rate=_round(counts.answerable_rate),
+    )
 
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
+def eval_qa(path: Path, *, second: Path | None = None) -> QAReport:
     """Pool checked answers into the funnel, coverage, VCR, CSR and verdict figures.
 
     Args:
@@ -269,40 +242,38 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
     """
     results = read_results(path)
     funnel = _pooled_funnel(results)
-    citations = [c for r in results for c in r.get("citations", [])]
-    tier_counts = Counter(str(c.get("tier")) for c in citations)
+    citations = [c for r in results for c in r.citations]
+    tier_counts = Counter(str(c.tier) for c in citations)
     compliant = sum(n for tier, n in tier_counts.items() if is_compliant(tier))
-    claims = [c for r in results for c in r["claims"]]
-    verdicts = Counter(
-        str(c["verdict"]) if c.get("verdict") else UNJUDGED for c in claims
-    )
-    report: dict[str, Any] = {
-        "results": str(path),
-        "answers": len(results),
-        "not_found": sum(bool(r.get("not_found")) for r in results),
-        "not_found_rate": _rate(
-            sum(bool(r.get("not_found")) for r in results), len(results)
+    claims = [c for r in results for c in r.claims]
+    verdicts = Counter(c.verdict or UNJUDGED for c in claims)
+    not_found = sum(bool(r.not_found) for r in results)
+    scores = [answer_scores(r, n) for n, r in enumerate(results, 1)]
+    return QAReport(
+        results=str(path),
+        answers=len(results),
+        not_found=not_found,
+        not_found_rate=_rate(not_found, len(results)),
+        errors=sum(bool(r.error) for r in results),
+        funnel=Funnel(**funnel.as_dict()),
+        rates=QARates(
+            cc=_rate(funnel.covered, funnel.claims),
+            vcr=_rate(compliant, len(citations)),
+            csr_strict=_rate(funnel.strict, funnel.verbatim),
+            csr_lenient=_rate(funnel.lenient, funnel.verbatim),
+            ccr=_rate(funnel.strict, funnel.claims),
+            scr=_rate(funnel.strict + funnel.recovered, funnel.claims),
         ),
-        "errors": sum(bool(r.get("error")) for r in results),
-        "funnel": funnel.as_dict(),
-        "rates": {
-            "cc": _rate(funnel.covered, funnel.claims),
-            "vcr": _rate(compliant, len(citations)),
-            "csr_strict": _rate(funnel.strict, funnel.verbatim),
-            "csr_lenient": _rate(funnel.lenient, funnel.verbatim),
-            "ccr": _rate(funnel.strict, funnel.claims),
-            "scr": _rate(funnel.strict + funnel.recovered, funnel.claims),
-        },
-        "coverage_by_window": _coverage(results, funnel.claims),
-        "citations": len(citations),
-        "tiers": {
-            tier: {
-                "count": tier_counts.get(tier, 0),
-                "share": _rate(tier_counts.get(tier, 0), len(citations)),
-            }
+        coverage_by_window=_coverage(results, funnel.claims),
+        citations=len(citations),
+        tiers={
+            tier: TierCount(
+                count=tier_counts.get(tier, 0),
+                share=_rate(tier_counts.get(tier, 0), len(citations)),
+            )
             for tier in (*TIERS, *sorted(set(tier_counts) - set(TIERS)))
         },
-        "verdicts": {
+        verdicts={
             v: verdicts.get(v, 0)
             for v in (
                 *VERDICTS,
@@ -310,18 +281,17 @@ def eval_qa(path: Path, *, second: Path | None = None) -> dict[str, Any]:
                 *sorted(set(verdicts) - {*VERDICTS, UNJUDGED}),
             )
         },
-        "shortfalls": dict(
-            sorted(
-                Counter(
-                    str(c["shortfall"]) for c in claims if c.get("shortfall")
-                ).items()
-            )
+        shortfalls=dict(
+            sorted(Counter(c.shortfall for c in claims if c.shortfall).items())
         ),
-        "statuses": dict(sorted(Counter(str(c.get("status")) for c in claims).items())),
-    }
-    scores = [answer_scores(r, n) for n, r in enumerate(results, 1)]
-    report.update(_gold_report(results, scores))
-    report["per_question"] = scores
-    if second is not None:
-        report["agreement"] = _agreement(results, read_results(second), second)
-    return report
+        statuses=dict(sorted(Counter(str(c.status) for c in claims).items())),
+        answer_words=_answer_words(results, scores),
+        gold=_gold(scores),
+        not_found_scores=_not_found(results),
+        per_question=scores,
+        agreement=(
+            None
+            if second is None
+            else _agreement(results, read_results(second), second)
+        ),
+    )

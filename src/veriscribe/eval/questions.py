@@ -19,6 +19,7 @@ from typing import Any
 
 from veriscribe.checks.question_gates import GATES
 from veriscribe.errors import InputError
+from veriscribe.eval.reports import QuestionSetReport
 from veriscribe.graphs.questions import build_questions_graph
 from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
@@ -93,7 +94,7 @@ async def make_questions(
     min_words: int = MIN_WORDS,
     llm: LLM | None = None,
     on_item: OnItem | None = None,
-) -> dict[str, Any]:
+) -> QuestionSetReport:
     """Generate, gate and write a question set; resume an interrupted one.
 
     ``llm`` overrides the settings' model: a client built by the caller (any chat
@@ -150,7 +151,7 @@ async def make_questions(
         items = sorted(state.get("items", []), key=lambda i: i["slot"])
         kept = [i for i in items if i["question"] is not None]
         _write(out, [output_record(corpus, i, llm.label) for i in kept])
-        usage = (await runner.usage(run)).model_dump()
+        usage = await runner.usage(run)
     slots = state.get("slots", [])
     dropped = [i for i in items if i["question"] is None]
     notes = []
@@ -159,35 +160,35 @@ async def make_questions(
             f"only {len(slots)} of {n} questions could be sampled: the corpus has "
             f"{state.get('eligible', 0)} eligible sections and {len(styles)} styles"
         )
-    return {
-        "out": str(out),
-        "corpus": corpus,
-        "requested": n,
-        "slots": len(slots),
-        "kept": len(kept),
-        "dropped": len(dropped),
-        "dropped_by_reason": dict(
+    return QuestionSetReport(
+        out=str(out),
+        corpus=corpus,
+        requested=n,
+        slots=len(slots),
+        kept=len(kept),
+        dropped=len(dropped),
+        dropped_by_reason=dict(
             sorted(Counter(f for i in dropped for f in i["dropped"]).items())
         ),
-        "regenerated": sum(bool(i["rejected"]) for i in kept),
-        "regenerated_by_reason": dict(
+        regenerated=sum(bool(i["rejected"]) for i in kept),
+        regenerated_by_reason=dict(
             sorted(
                 Counter(
                     f for i in items for r in i["rejected"][:1] for f in r["failed"]
                 ).items()
             )
         ),
-        "by_style": dict(Counter(i["style"] for i in kept)),
-        "documents": len({i["doc_id"] for i in kept}),
-        "eligible_sections": state.get("eligible", 0),
-        "skipped_sections": state.get("skipped", {}),
-        "styles": list(styles),
-        "seed": seed,
-        "model": llm.label,
-        "thread_id": thread_id,
-        "resumed": resumed,
-        "reused": reused,
-        "usage": usage,
-        "seconds": round(time.perf_counter() - started, 2),
-        "notes": notes,
-    }
+        by_style=dict(Counter(i["style"] for i in kept)),
+        documents=len({i["doc_id"] for i in kept}),
+        eligible_sections=state.get("eligible", 0),
+        skipped_sections=state.get("skipped", {}),
+        styles=list(styles),
+        seed=seed,
+        model=llm.label,
+        thread_id=thread_id,
+        resumed=resumed,
+        reused=reused,
+        usage=usage,
+        seconds=round(time.perf_counter() - started, 2),
+        notes=notes,
+    )

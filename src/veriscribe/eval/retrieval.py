@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from veriscribe.documents.questions import is_hit, read_questions
+from veriscribe.eval.reports import RetrievalReport, RetrieverScores
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.retrieve import choose_sections
 from veriscribe.nodes.qa.state import QADeps, QAState
@@ -42,16 +43,13 @@ async def eval_retrieval(
     ks: Sequence[int] = DEFAULT_KS,
     limit: int | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, Any]:
+) -> RetrievalReport:
     """Measure hit rate at k and mean sections returned for each retriever."""
     questions = read_questions(questions_path, limit)
     top = max(ks)
-    report: dict[str, Any] = {
-        "corpus": corpus,
-        "questions": len(questions),
-        "ks": list(ks),
-        "retrievers": {},
-    }
+    report = RetrievalReport(
+        corpus=corpus, questions=len(questions), ks=list(ks), retrievers={}
+    )
     async with open_store(settings) as store:
         await require_corpus(store, corpus)
         llm = make_llm(settings.model, settings, store) if "llm" in retrievers else None
@@ -69,12 +67,12 @@ async def eval_retrieval(
                 fallbacks += update["retrieval"]["method"] != method
                 if on_progress is not None:
                     on_progress(method, done, len(questions))
-            report["retrievers"][method] = {
-                **hit_rates(ranked, [q["gold"] for q in questions], ks),
-                "mean_sections": sum(map(len, ranked)) / len(ranked),
-                "fallbacks_to_bm25": fallbacks,
-                "seconds": round(time.perf_counter() - started, 2),
-            }
+            report.retrievers[method] = RetrieverScores(
+                hit_rates=hit_rates(ranked, [q["gold"] for q in questions], ks),
+                mean_sections=sum(map(len, ranked)) / len(ranked),
+                fallbacks_to_bm25=fallbacks,
+                seconds=round(time.perf_counter() - started, 2),
+            )
         if llm is not None:
-            report["model"] = llm.label
+            report.model = llm.label
     return report

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from veriscribe.checks.markers import split_sentences
 from veriscribe.eval.abstract_judge import (
@@ -30,6 +29,7 @@ from veriscribe.eval.abstract_judge import (
     measured_for,
     rule,
 )
+from veriscribe.eval.reports import Calibration, SupportDescription
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.metrics.abstract_pairs import (
@@ -111,25 +111,25 @@ class SupportChecker:
         self._articles: dict[
             str, tuple[list[str], BM25Index | None, list[ArticleNumbers]]
         ] = {}
-        self.calibration: dict[str, Any] | None = None
+        self.calibration: Calibration | None = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SupportDescription:
         """Return how the support figures were made, for the report."""
         judge = self._judge
-        return {
-            "judge": judge.name,
-            "judge_method": judge.method,
-            "model": self._llm.label if self._llm is not None else None,
-            "judge_accuracy": judge.accuracy,
-            "judge_accuracy_pairs": judge.pairs,
-            "judge_measured_by": "veriscribe eval judge --abstract-pairs (supported "
+        return SupportDescription(
+            judge=judge.name,
+            judge_method=judge.method,
+            model=self._llm.label if self._llm is not None else None,
+            judge_accuracy=judge.accuracy,
+            judge_accuracy_pairs=judge.pairs,
+            judge_measured_by="veriscribe eval judge --abstract-pairs (supported "
             "or not, on pairs of held-out dev articles)",
-            "samples": self._samples,
-            "evidence_sentences": self._evidence,
-            "calibration": self.calibration,
-        }
+            samples=self._samples,
+            evidence_sentences=self._evidence,
+            calibration=self.calibration,
+        )
 
-    async def calibrate(self, count: int = CALIBRATION_SENTENCES) -> dict[str, Any]:
+    async def calibrate(self, count: int = CALIBRATION_SENTENCES) -> Calibration:
         """Judge article sentences against their own articles: a check of the judge.
 
         Each sentence is among its own quotes, so a usable judge calls it fully
@@ -149,12 +149,12 @@ class SupportChecker:
             for sentence, body in sentences
         ]
         supported = sum(v == "fully_supported" for v in verdicts)
-        self.calibration = {
-            "sentences": len(verdicts),
-            "fully_supported": supported,
-            "share": round(supported / len(verdicts), 4) if verdicts else None,
-            "verdicts": dict(Counter(v or UNJUDGED for v in verdicts)),
-        }
+        self.calibration = Calibration(
+            sentences=len(verdicts),
+            fully_supported=supported,
+            share=round(supported / len(verdicts), 4) if verdicts else None,
+            verdicts=dict(Counter(v or UNJUDGED for v in verdicts)),
+        )
         return self.calibration
 
     def _article(
