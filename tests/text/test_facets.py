@@ -12,7 +12,6 @@ from veriscribe.documents.articles import Article, read_articles
 from veriscribe.text.facets import (
     FACETS,
     THREE_FACETS,
-    first_sentence,
     group_paragraphs,
     header_label,
     lead_chars,
@@ -20,7 +19,8 @@ from veriscribe.text.facets import (
     path_label,
     regroup_three,
 )
-from veriscribe.text.facets import _segmenter as segmenter
+from veriscribe.text.sentences import _segmenter as segmenter
+from veriscribe.text.sentences import first_sentence
 
 
 def test_facet_names() -> None:

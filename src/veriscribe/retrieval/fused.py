@@ -68,6 +68,7 @@ from veriscribe.retrieval.dense import Encoder, Matrix
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow, SectionVectors, text_digest
 from veriscribe.store.db import Store
+from veriscribe.text.sentences import index_units
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -88,11 +89,6 @@ BACK_MATTER = re.compile(
     re.IGNORECASE,
 )
 """Titles of sections that list references or abbreviations: no best unit."""
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\n\s*")
-"""Where a unit ends: a sentence end before anything but a lower-case word, or a line
-break (list items, table rows). Cruder than the quotable units the answer reads, and a
-hundred times faster, which matters for an index built on the first question."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +135,7 @@ def dense_units(section: SectionDoc) -> list[str]:
         return []
     return [
         unit.strip()
-        for unit in _SENTENCE_END.split(section.text)
+        for unit in index_units(section.text)
         if len(unit.split()) >= DENSE_MIN_WORDS
     ]
 
@@ -168,7 +164,7 @@ class FusedIndex:
         units: list[list[str]] = []
         for number, section in enumerate(sections):
             # Each unit is tokenized once; the section's tokens are theirs in order.
-            texts = [u for u in _SENTENCE_END.split(section.text) if u.strip()]
+            texts = [u for u in index_units(section.text) if u.strip()]
             section_stems = tokenize(f"{section.context}\n{section.title}")
             back_matter = BACK_MATTER.match(section.title) is not None
             self._texts.append("" if back_matter else section.text)
