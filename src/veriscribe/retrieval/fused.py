@@ -62,13 +62,14 @@ import numpy.typing as npt
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from veriscribe.retrieval.bm25 import K1, METHOD, B, tokenize
+from veriscribe.retrieval.bm25 import K1, METHOD, B
 from veriscribe.retrieval.definitions import defined_term, defines
 from veriscribe.retrieval.dense import Encoder, Matrix
 from veriscribe.store import corpora
 from veriscribe.store.corpora import SectionRow, SectionVectors, text_digest
 from veriscribe.store.db import Store
 from veriscribe.text.sentences import index_units
+from veriscribe.text.tokens import bm25_tokens
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -165,11 +166,11 @@ class FusedIndex:
         for number, section in enumerate(sections):
             # Each unit is tokenized once; the section's tokens are theirs in order.
             texts = [u for u in index_units(section.text) if u.strip()]
-            section_stems = tokenize(f"{section.context}\n{section.title}")
+            section_stems = bm25_tokens(f"{section.context}\n{section.title}")
             back_matter = BACK_MATTER.match(section.title) is not None
             self._texts.append("" if back_matter else section.text)
             for text in texts or [section.text]:
-                unit = tokenize(text)
+                unit = bm25_tokens(text)
                 section_stems.extend(unit)
                 if not back_matter:
                     owners.append(number)
@@ -240,7 +241,7 @@ class FusedIndex:
 
     def scores(self, query: str) -> FloatArray:
         """Return the fused score of every section, in index order."""
-        stems = self.spelled(tokenize(query))
+        stems = self.spelled(bm25_tokens(query))
         best_unit: FloatArray = np.zeros(len(self._keys))
         np.maximum.at(best_unit, self._owners, self._units.scores(stems))
         fused: FloatArray = (
