@@ -56,13 +56,14 @@ from veriscribe.checks.quotable import quotable_units
 from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.errors import ConfigError
 from veriscribe.retrieval import fused
-from veriscribe.retrieval.bm25 import K1, METHOD, STOP_WORDS, B, tokenize
+from veriscribe.retrieval.bm25 import K1, METHOD, B
 from veriscribe.retrieval.dense import DenseIndex, minilm_encoder
 from veriscribe.service import corpora
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.tokens import STOP_WORDS, bm25_tokens
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "guidelines"
@@ -115,7 +116,7 @@ def char4(text: str) -> list[str]:
 
 def bigrams(text: str) -> list[str]:
     """Return the stems of a text and each pair of adjacent stems."""
-    stems = tokenize(text)
+    stems = bm25_tokens(text)
     return stems + [f"{a}_{b}" for a, b in zip(stems, stems[1:], strict=False)]
 
 
@@ -144,16 +145,16 @@ def retrievers(
 
     keys = [row.key for row in rows]
     full = [f"{row.title}\n{row.text}" for row in rows]
-    sections = Index(keys, full, tokenize)
+    sections = Index(keys, full, bm25_tokens)
     title2 = Index(
         keys,
         [f"{row.title}\n{text}" for row, text in zip(rows, full, strict=True)],
-        tokenize,
+        bm25_tokens,
     )
     headpath = Index(
         keys,
         [f"{ancestors(row)}\n{text}" for row, text in zip(rows, full, strict=True)],
-        tokenize,
+        bm25_tokens,
     )
     grams = Index(keys, full, char4)
     pairs = Index(keys, full, bigrams)
@@ -164,7 +165,7 @@ def retrievers(
             unit_ids.append(f"{row.key}#{number}")
             unit_texts.append(text)
             owner[unit_ids[-1]] = row.key
-    units = Index(unit_ids, unit_texts, tokenize)
+    units = Index(unit_ids, unit_texts, bm25_tokens)
 
     def top(index: Index) -> Callable[[str], list[str]]:
         return lambda q: [key for key, _ in index.search(q, DEPTH)]

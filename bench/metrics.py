@@ -29,7 +29,7 @@ from veriscribe.metrics.fragments import (
     fragment_stats,
     greedy_fragments_reference,
 )
-from veriscribe.metrics.tokens import tokenize
+from veriscribe.text.tokens import metric_tokens
 
 T = TypeVar("T")
 DEFAULT_ARTICLES = Path(__file__).resolve().parents[2] / "shared/data/articles"
@@ -80,7 +80,7 @@ def longest_dev_article(articles: Path) -> tuple[str, str, str]:
                 record = json.loads(line)
                 abstracts[Path(record["file"]).name] = record["abstract"]
     candidates = [
-        (len(tokenize(body)), path.name, body)
+        (len(metric_tokens(body)), path.name, body)
         for path in sorted((articles / "jats").glob("*.xml"))
         if path.name in abstracts and (body := jats_body(path))
     ]
@@ -121,8 +121,8 @@ def main() -> None:
     name, body, abstract = longest_dev_article(args.articles)
     longest_s, stats = best_of(args.repeats, lambda: fragment_stats(body, abstract))
     print(
-        f"longest dev article {name}: {len(tokenize(body))} article / "
-        f"{len(tokenize(abstract))} abstract tokens; coverage {stats['coverage']:.3f}, "
+        f"longest dev article {name}: {len(metric_tokens(body))} article / "
+        f"{len(metric_tokens(abstract))} abstract tokens; coverage {stats['coverage']:.3f}, "
         f"density {stats['density']:.3f}, compression {stats['compression']:.1f}; "
         f"fragment_stats {longest_s:.4f}s"
     )

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from veriscribe.cli.app import app
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.metrics.fragments import extractive_fragments
-from veriscribe.metrics.tokens import tokenize
+from veriscribe.text.tokens import metric_tokens
 
 pytestmark = pytest.mark.local_model
 
@@ -40,9 +40,11 @@ def test_abstract_on_real_article_with_embedded_model(
     # of 35 to 221 tokens from this article.
     assert data["copy_limit"] == 4
     (article,) = [a for a in read_articles(path) if isinstance(a, Article)]
-    body = tokenize(" ".join(p.text for p in article.paragraphs))
+    body = metric_tokens(" ".join(p.text for p in article.paragraphs))
     for facet in summarised:
-        runs = [len(f) for f in extractive_fragments(body, tokenize(facet["summary"]))]
+        runs = [
+            len(f) for f in extractive_fragments(body, metric_tokens(facet["summary"]))
+        ]
         assert max(runs, default=0) <= 20, (facet["name"], facet["summary"])
     # the model calls were logged and the run was checkpointed
     conn = sqlite3.connect(db)

@@ -25,7 +25,7 @@ from veriscribe.service.abstracts import abstract_runner, run_abstract
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 from veriscribe.text.replies import abstract_tokens
-from veriscribe.text.wording import sentences_of
+from veriscribe.text.sentences import sentences_of
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "abstract.mmd"
 

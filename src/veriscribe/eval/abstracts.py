@@ -46,8 +46,8 @@ from veriscribe.metrics.scorers import (
     run_scorer,
 )
 from veriscribe.metrics.scorers import load_errors as scorer_load_errors
-from veriscribe.metrics.tokens import tokenize
 from veriscribe.text.entities import alias_index
+from veriscribe.text.tokens import metric_tokens
 
 # `eval abstracts`: the metrics of DPR-BAG section 4.2 / appendix I per article and on
 # average, and the paired bootstrap of appendix J between two result files.
@@ -346,7 +346,7 @@ class References:
     ) -> dict[str, float]:
         """Return the abstractiveness of the human abstract (computed once)."""
         if source.key not in self._human:
-            tokens = tokenize(source.reference)
+            tokens = metric_tokens(source.reference)
             self._human[source.key] = _abstractiveness(article_tokens, tokens)
         return self._human[source.key]
 
@@ -387,12 +387,12 @@ def score_abstract(
         human) for the abstractiveness metrics, the reference's ``keyphrases`` and the
         ``recalled`` ones, and word counts. NaN marks a value that is undefined.
     """
-    article_tokens = tokenize(source.body)
-    generated_scores = _abstractiveness(article_tokens, tokenize(generated))
+    article_tokens = metric_tokens(source.body)
+    generated_scores = _abstractiveness(article_tokens, metric_tokens(generated))
     if references is not None:
         human = references.human_scores(source, article_tokens)
     else:
-        human = _abstractiveness(article_tokens, tokenize(source.reference))
+        human = _abstractiveness(article_tokens, metric_tokens(source.reference))
     recall = keyphrase_recall(source.reference, generated, n=keyphrases)
     generated_scores["rouge_l"] = rouge_l(generated, source.reference)
     generated_scores["keyphrase_recall"] = recall.value

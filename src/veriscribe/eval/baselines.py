@@ -51,13 +51,12 @@ from veriscribe.results import FacetOutcome, FailedResult, Result, Usage
 from veriscribe.service.common import failed_result, open_store
 from veriscribe.settings import Settings
 from veriscribe.store.files import write_atomically
-from veriscribe.text.facets import split_sentences
 from veriscribe.text.replies import (
     ABSTRACT_TOKENS,
     AbstractLean,
-    complete_sentences,
     output_format,
 )
+from veriscribe.text.sentences import complete_sentences, split_sentences
 
 __all__ = [
     "LEAD_K_WITHOUT_REFERENCE",

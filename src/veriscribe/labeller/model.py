@@ -48,7 +48,7 @@ from veriscribe.labeller.arrays import decode_array, encode_array
 from veriscribe.labeller.clusters import CLUSTERS_RESOURCE, WordClusters
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
 from veriscribe.labeller.features import Edges, FeatureSpace, Vocabulary
-from veriscribe.text.facets import first_sentence
+from veriscribe.text.sentences import first_sentence
 
 __all__ = ["FORMAT_VERSION", "WEIGHTS_RESOURCE", "Labeller", "decode_array"]
 

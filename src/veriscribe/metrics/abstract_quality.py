@@ -29,7 +29,7 @@ from veriscribe.checks.wording import (
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
 from veriscribe.text.pointers import pointer_count
-from veriscribe.text.wording import sentences_of
+from veriscribe.text.sentences import sentences_of
 
 __all__ = [
     "LENGTH_MARGIN",

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from veriscribe.metrics.tokens import tokenize
+from veriscribe.text.tokens import metric_tokens
 
 __all__ = [
     "Fragment",
@@ -207,6 +207,6 @@ def fragment_stats(article: str, summary: str) -> dict[str, float]:
 
     Returns:
         ``coverage``, ``density`` and ``compression`` over the tokens of
-        ``veriscribe.metrics.tokens.tokenize``; NaN for an empty summary.
+        ``veriscribe.text.tokens.metric_tokens``; NaN for an empty summary.
     """
-    return fragment_stats_from_tokens(tokenize(article), tokenize(summary))
+    return fragment_stats_from_tokens(metric_tokens(article), metric_tokens(summary))

@@ -4,7 +4,7 @@ Following See et al. (2017) as the DPR-BAG evaluation scripts compute it, n-gram
 counted as sets: novelty is the number of *distinct* summary n-grams that never occur
 in the article, divided by the number of distinct summary n-grams. A phrase the
 summary repeats counts once. N-grams run across sentence boundaries and include
-punctuation tokens, over the tokens of ``veriscribe.metrics.tokens.tokenize``.
+punctuation tokens, over the tokens of ``veriscribe.text.tokens.metric_tokens``.
 
 A summary shorter than ``n`` tokens has no n-grams; its novelty is NaN (the original
 scripts return 0.0, which would read as "fully extractive").
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from veriscribe.metrics.tokens import tokenize
+from veriscribe.text.tokens import metric_tokens
 
 __all__ = ["ngram_novelty", "ngrams", "novelty_stats"]
 
@@ -67,7 +67,7 @@ def novelty_stats(article: str, summary: str) -> dict[str, float]:
     Returns:
         ``bigram_novelty`` and ``trigram_novelty``.
     """
-    article_tokens, summary_tokens = tokenize(article), tokenize(summary)
+    article_tokens, summary_tokens = metric_tokens(article), metric_tokens(summary)
     return {
         "bigram_novelty": ngram_novelty(article_tokens, summary_tokens, 2),
         "trigram_novelty": ngram_novelty(article_tokens, summary_tokens, 3),

@@ -12,43 +12,24 @@ from __future__ import annotations
 import io
 import json
 import math
-import re
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import bm25s
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from veriscribe.errors import InputError
+from veriscribe.text.tokens import bm25_tokens
 
 K1 = 1.5
 B = 0.75
 METHOD = "lucene"
 FORMAT_VERSION = 1
 
-STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN_PLUS)
-"""The NLTK English stop word list, as shipped with bm25s."""
-
-_TOKEN = re.compile(r"[^\W_]+")
 _IDS_FILE = "ids.json"
 _META_FILE = "veriscribe.json"
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    return Stemmer.Stemmer("english")
-
-
-def tokenize(text: str) -> list[str]:
-    """Turn a text into lower-cased, stop-word-free, stemmed alphanumeric tokens."""
-    words = [w for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
-    stems: list[str] = _stemmer().stemWords(words)
-    return stems
 
 
 class BM25Index:
@@ -75,7 +56,7 @@ class BM25Index:
         if len(set(ids)) != len(ids):
             raise ValueError("the ids of a BM25 index must be unique")
         model = bm25s.BM25(k1=K1, b=B, method=METHOD)
-        model.index([tokenize(text) for text in texts], show_progress=False)
+        model.index([bm25_tokens(text) for text in texts], show_progress=False)
         self._ids = list(ids)
         self._model = model
         return self
@@ -87,7 +68,7 @@ class BM25Index:
         if k <= 0:
             return []
         vocab: dict[str, int] = self._model.vocab_dict
-        tokens = [t for t in tokenize(query) if t in vocab]
+        tokens = [t for t in bm25_tokens(query) if t in vocab]
         if not tokens:
             return []
         docs, scores = self._model.retrieve(

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from veriscribe.checks.quotable import quotable_units
-from veriscribe.retrieval.bm25 import tokenize
+from veriscribe.text.tokens import bm25_tokens
 
 K1 = 1.5
 B = 0.75
@@ -182,12 +182,12 @@ def question_terms(question: str) -> set[str]:
     asked = _FORM_PHRASE.sub(" ", question)
     if _HOW_LONG.search(question):
         asked = _TAKE.sub(" ", asked)  # "how long does it take": a duration is asked
-    return {term for term in tokenize(asked) if term not in form}
+    return {term for term in bm25_tokens(asked) if term not in form}
 
 
 @lru_cache(maxsize=1)
 def _form_stems() -> frozenset[str]:
-    return frozenset(tokenize(" ".join(sorted(QUESTION_FORM_WORDS))))
+    return frozenset(bm25_tokens(" ".join(sorted(QUESTION_FORM_WORDS))))
 
 
 def answer_text(unit_text: str) -> str:
@@ -222,7 +222,7 @@ def score_units(
                     position,
                     unit.text,
                     bool(_BULLET.match(opening)),
-                    tokenize(unit.text),
+                    bm25_tokens(unit.text),
                 )
             )
     if not found:
@@ -249,7 +249,7 @@ def score_units(
         score = sum(
             idf(t) * tf[t] * (K1 + 1) / (tf[t] + norm) for t in asked if t in tf
         )
-        title = {_asked_form(term, asked) for term in tokenize(section.title)}
+        title = {_asked_form(term, asked) for term in bm25_tokens(section.title)}
         held = set(terms) | title
         coverage = _covered(local, held, pairs)
         corpus_coverage = 1.0 if weights is None else _covered(weights, held, pairs)
@@ -275,7 +275,7 @@ def alternatives(question: str, asked: set[str]) -> list[tuple[str, str]]:
     """
     pairs = []
     for first, second in _EITHER_OR.findall(question):
-        one, other = tokenize(first), tokenize(second)
+        one, other = bm25_tokens(first), bm25_tokens(second)
         if one and other and one[0] in asked and other[0] in asked and one != other:
             pairs.append((one[0], other[0]))
     return pairs

@@ -3,7 +3,8 @@
 The divide step assigns every paragraph of an article to one of six facets (BOMRC plus
 "other"). Three strategies share these helpers:
 
-- ``fs`` labels each paragraph by its first sentence (:func:`first_sentence`);
+- ``fs`` labels each paragraph by its first sentence
+  (:func:`veriscribe.text.sentences.first_sentence`);
 - ``ns`` cuts the paragraphs into six groups of about equal length (:func:`naive_split`);
 - ``sh`` maps section titles to facets (:func:`header_label`, :func:`path_label`).
 
@@ -17,19 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from functools import cache
 from typing import Any, Final, Literal
 
-import pysbd
-from pysbd.lang.english import English
-from pysbd.utils import TextSpan
 from rapidfuzz import fuzz, process
+
+from veriscribe.text.sentences import split_sentences
 
 __all__ = [
     "FACETS",
     "THREE_FACETS",
     "Facet",
-    "first_sentence",
     "group_paragraphs",
     "header_label",
     "lead_chars",
@@ -56,225 +54,6 @@ _REGROUPING: Final[dict[str, tuple[Facet, ...]]] = {
     "main_idea": ("methods", "other"),
     "results_conclusions": ("results", "conclusions"),
 }
-
-# ------------------------------------------------------------------ first sentence
-
-# pysbd splits after some abbreviations ("Patients aged 65 yr." + "or older ...").
-# A first "sentence" shorter than this, or one followed by a piece that starts in
-# lower case, is such a mis-split and is merged with what follows.
-_MIN_SENTENCE_CHARS: Final = 20
-# Only the head of a paragraph is segmented: the first sentence lies there, and pysbd
-# slows down on very long inputs.
-_HEAD_CHARS: Final = 2000
-
-
-# pysbd takes milliseconds per paragraph, and a batch labels every paragraph of every
-# article. Two shortcuts give pysbd's answer without most of that work. A paragraph whose
-# first terminator outside parentheses plainly ends a sentence (after a word, a citation
-# or a parenthesis; before a capital or the end) needs no segmenter: that is 83% of the
-# development paragraphs, and the answer equals pysbd's on all 9,389 development
-# paragraphs, BIORC800 abstracts and sentences. Otherwise pysbd reads a window of the head
-# first, and the whole head only when the first sentence does not end well inside the
-# window (or the window cuts a quote or a parenthesis).
-_FIRST_END: Final = re.compile(r"[.!?]")
-_PLAIN_END: Final = re.compile(
-    r"(?:^|\s)(?:([a-z][a-z-]{2,})|(?=[A-Za-z0-9-]*[A-Z])([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])"
-    r"|[a-z]{3,}\s?\[[\d,\u2013\- ]+\]|\([^()]*\))$"
-)
-_ASIDE: Final = re.compile(r"\([^()\[\]]*\)|\[[^()\[\]]*\]")
-_ENUMERATOR: Final = re.compile(r"\((?:\d{1,3}|[ivxIVX]{1,4}|[a-zA-Z])\)")
-_LIST_MARK: Final = re.compile(r"(?:^|[\s(])(?:\d{1,3}|[ivx]{1,4}|[a-z])\)")
-_OPEN_MARK: Final = re.compile(r"[()\[\]\"\u201c\u2018\u00ab]")
-_CAPITAL_NEXT: Final = re.compile(r"\s+[A-Z]")
-_CLOSES_ALL: Final = re.compile(r"[)\]]*\s*$")
-_WINDOWS: Final = (400, 1200)
-_WINDOW_MARGIN: Final = 120
-
-
-@cache
-def _abbreviation_patterns(
-    abbreviations: tuple[str, ...],
-) -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
-    """Return pysbd's two patterns of each abbreviation, compiled once, in its order."""
-    return tuple(
-        (
-            stripped,
-            re.compile(rf"(?:^|\s|\r|\n){stripped}", re.IGNORECASE),
-            re.compile(r"(?<={" + str(re.escape(stripped)) + "} ).{1}"),
-        )
-        for stripped in (a.strip() for a in abbreviations)
-    )
-
-
-class _AbbreviationReplacer(English.AbbreviationReplacer):  # type: ignore[misc]
-    """pysbd's abbreviation replacer, without the work that cannot change its result.
-
-    For each abbreviation in the text, pysbd looks for it after every space and then
-    rewrites the whole text once per occurrence ("al" occurs at the start of every
-    "also", "all", "although"). The rewrite of an occurrence turns the periods that
-    follow it into a placeholder; done again for the same occurrence text it finds no
-    period left to turn, so only the first of equal occurrences is done here. pysbd's
-    next-word pattern is wrapped in literal braces: it finds nothing in a text without
-    a "{", and is not run there. The patterns are compiled once.
-    """
-
-    def search_for_abbreviations_in_string(self, text: str) -> str:
-        """Protect the periods of abbreviations in one line, as pysbd does."""
-        lowered = text.lower()
-        patterns = _abbreviation_patterns(tuple(self.lang.Abbreviation.ABBREVIATIONS))
-        for stripped, starts, next_word in patterns:
-            if stripped not in lowered:
-                continue
-            found: list[str] = starts.findall(text)
-            if not found:
-                continue
-            char_array: list[str] = next_word.findall(text) if "{" in text else []
-            done: set[str] = set()
-            for index, match in enumerate(found):
-                if index >= len(char_array):
-                    # No next character: the rewrite depends on the occurrence only.
-                    if match in done:
-                        continue
-                    done.add(match)
-                text = self.scan_for_replacements(text, match, index, char_array)
-        return text
-
-
-class _English(English):  # type: ignore[misc]
-    """pysbd's English, with the faster abbreviation replacer."""
-
-    AbbreviationReplacer = _AbbreviationReplacer
-
-
-class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]  # pysbd is untyped
-    r"""pysbd's segmenter, locating its sentences in the text by plain search.
-
-    pysbd finds each sentence's span with a regex built from the sentence (its text
-    escaped, then ``\s*``), compiled anew for every sentence: most of the time of a
-    short paragraph. A plain search gives the same spans.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(language="en", clean=False, char_span=True)
-        self.language_module = _English
-
-    def sentences_with_char_spans(self, sentences: list[str]) -> list[TextSpan]:
-        """Return each sentence's span: its first occurrence after the previous one."""
-        text: str = self.original_text
-        if not all(sentences):
-            # An empty sentence matches whitespace only: pysbd's own rule decides.
-            spans: list[TextSpan] = super().sentences_with_char_spans(sentences)
-            return spans
-        spans = []
-        prior_end = 0
-        for sentence in sentences:
-            # The regex's matches, in order and not overlapping: each search starts
-            # where the last match (trailing whitespace included) ended.
-            start = text.find(sentence)
-            while start != -1:
-                end = start + len(sentence)
-                while end < len(text) and text[end].isspace():
-                    end += 1
-                if end > prior_end:
-                    spans.append(TextSpan(text[start:end], start, end))
-                    prior_end = end
-                    break
-                start = text.find(sentence, end)
-        return spans
-
-
-# pysbd passes its patterns to ``re`` as strings, one or more per abbreviation in the
-# text: about a thousand on the development articles, beyond the 512 that ``re`` keeps
-# compiled, so it compiled most of them again on every paragraph.
-_RE_CACHE: Final = 4096
-
-
-@cache
-def _segmenter() -> pysbd.Segmenter:
-    if getattr(re, "_MAXCACHE", _RE_CACHE) < _RE_CACHE:
-        setattr(re, "_MAXCACHE", _RE_CACHE)  # noqa: B010  (a private constant)
-    return _Segmenter()
-
-
-@cache
-def _abbreviations() -> frozenset[str]:
-    from pysbd.lang.english import English
-
-    return frozenset(a.lower() for a in English.Abbreviation.ABBREVIATIONS)
-
-
-def _plain_first_sentence(head: str) -> str | None:
-    """Return the first sentence when it plainly ends at the first terminator."""
-    # pysbd never ends a sentence inside a parenthesis or brackets ("et al." in a
-    # citation): look at the first terminator outside them.
-    asides = [m.span() for m in _ASIDE.finditer(head)]
-    end = next(
-        (
-            m
-            for m in _FIRST_END.finditer(head)
-            if not any(start < m.start() < stop for start, stop in asides)
-        ),
-        None,
-    )
-    if end is None or end.end() < _MIN_SENTENCE_CHARS:
-        return None
-    before = _PLAIN_END.search(head, 0, end.start())
-    word = before.group(1) or before.group(2) if before else None
-    if before is None or (word is not None and word.lower() in _abbreviations()):
-        return None
-    bare = _ASIDE.sub(" ", head[: end.start()])
-    if (
-        _OPEN_MARK.search(bare)  # an open quote or bracket: pysbd reads further
-        or _ENUMERATOR.search(head, 0, end.end())
-        or _LIST_MARK.search(bare + head[end.start() : end.end()])
-    ):
-        return None
-    if _CAPITAL_NEXT.match(head, end.end()):
-        return head[: end.end()].strip()
-    if _CLOSES_ALL.match(head, end.end()):
-        return head.strip()  # the paragraph is one sentence
-    return None
-
-
-def _balanced(text: str) -> bool:
-    return (
-        text.count("(") == text.count(")")
-        and text.count("[") == text.count("]")
-        and text.count("\u201c") == text.count("\u201d")
-        and text.count('"') % 2 == 0
-    )
-
-
-def _segmented_first_sentence(head: str) -> tuple[str, int]:
-    """Return pysbd's first sentence of ``head`` (short pieces merged) and its end."""
-    spans = _segmenter().segment(head)
-    if not spans:
-        return head, len(head)
-    index = 0
-    while index + 1 < len(spans) and (
-        len(head[: spans[index].end].strip()) < _MIN_SENTENCE_CHARS
-        or head[spans[index + 1].start :].lstrip()[:1].islower()
-    ):
-        index += 1
-    return head[: spans[index].end].strip(), spans[index].end
-
-
-def first_sentence(text: str) -> str:
-    """Return the first sentence of a paragraph, merging implausibly short pieces."""
-    stripped = text.strip()
-    if not stripped:
-        return ""
-    head = stripped[:_HEAD_CHARS]
-    plain = _plain_first_sentence(head)
-    if plain is not None:
-        return plain
-    for size in _WINDOWS:
-        if len(head) > size and _balanced(head[:size]):
-            sentence, end = _segmented_first_sentence(head[:size])
-            if end <= size - _WINDOW_MARGIN:
-                return sentence
-    return _segmented_first_sentence(head)[0]
-
 
 # ------------------------------------------------------------------- naive split
 
@@ -646,24 +425,6 @@ def pack(texts: Sequence[str], budget: int, count: Any) -> list[str]:
     if current:
         chunks.append("\n\n".join(current))
     return chunks
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split a paragraph into sentences; a sentence with no end is cut by words."""
-    sentences = []
-    rest = text
-    while rest.strip():
-        head = first_sentence(rest)
-        if not head or len(head) >= len(rest):
-            break
-        sentences.append(head)
-        rest = rest[rest.find(head) + len(head) :]
-    if rest.strip():
-        sentences.append(rest.strip())
-    if len(sentences) == 1:
-        words = text.split()
-        return [" ".join(words[i : i + 150]) for i in range(0, len(words), 150)]
-    return sentences
 
 
 def order_key(name: str) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from veriscribe.text.wording import sentences_of
+from veriscribe.text.sentences import sentences_of
 
 __all__ = [
     "display_sentences",

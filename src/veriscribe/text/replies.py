@@ -9,7 +9,6 @@ follow still requires it). A text cut inside itself loses its unfinished last se
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, model_validator
@@ -19,7 +18,6 @@ ABSTRACT_TOKENS = 600
 TOKENS_PER_WORD = 1.4
 """Tokens per word of biomedical English on the small models' tokenizers."""
 ABSTRACT_TOKEN_BOUNDS = (96, 1200)
-_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
 
 
 class WithReasoning(BaseModel):
@@ -48,19 +46,6 @@ def abstract_tokens(words: int) -> int:
         return ABSTRACT_TOKENS
     low, high = ABSTRACT_TOKEN_BOUNDS
     return max(low, min(high, round(TOKENS_PER_WORD * words * 1.2) + 16))
-
-
-def complete_sentences(text: str) -> str:
-    """Drop an unfinished last sentence (a reply cut at the token limit).
-
-    A text that does not end a sentence keeps what comes up to its last sentence end;
-    one with no sentence end at all is kept as it is.
-    """
-    text = text.strip()
-    if not text or _SENTENCE_END.search(text[-3:]) is not None:
-        return text
-    ends = list(_SENTENCE_END.finditer(text))
-    return text[: ends[-1].end()] if ends else text
 
 
 class AbstractFull(WithReasoning):

@@ -18,6 +18,7 @@ from veriscribe.llm.client import LLM
 from veriscribe.prompts import load_prompt
 from veriscribe.results import Usage
 from veriscribe.store.corpora import SectionRow, SummaryUpdate
+from veriscribe.text.sentences import lead_sentence
 
 BATCH_SECTIONS = 8
 """Sections summarised per model call."""
@@ -36,7 +37,6 @@ _LINE = re.compile(
     r"(?:\[(\d{1,3})\]\s*[:.)\-]?|(\d{1,3})\s*[:.)\-])\s*(.+?)\s*$",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
 
 
 @dataclass
@@ -96,7 +96,7 @@ def parse_summary_lines(reply: str, count: int) -> dict[int, str]:
 def lead_summary(section: SectionRow) -> str:
     """Return the opening sentence of a section, cut to summary length."""
     flat = " ".join(section.text.split())
-    first = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
+    first = lead_sentence(flat) if flat else ""
     return clip(first or section.title or section.section_id, 250, "...")
 
 

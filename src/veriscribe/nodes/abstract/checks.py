@@ -53,7 +53,7 @@ from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
 from veriscribe.text.pointers import points_to_display, strip_pointers
-from veriscribe.text.wording import sentences_of
+from veriscribe.text.sentences import sentences_of
 
 __all__ = [
     "CHECK_FALLBACKS",

@@ -19,11 +19,11 @@ from veriscribe.prompts import load_prompt
 from veriscribe.results import Usage
 from veriscribe.text.facets import (
     FACETS,
-    first_sentence,
     group_paragraphs,
     naive_groups,
     path_label,
 )
+from veriscribe.text.sentences import first_sentence
 
 
 async def divide(

@@ -18,9 +18,9 @@ from veriscribe.text.replies import (
     AbstractFull,
     AbstractLean,
     abstract_tokens,
-    complete_sentences,
     output_format,
 )
+from veriscribe.text.sentences import complete_sentences
 
 REPEAT_MARGIN = 2
 """The refined abstract may repeat a run of its own words this much longer than a facet

@@ -24,10 +24,10 @@ from veriscribe.text.facets import pack
 from veriscribe.text.guidance import CONCISE_GUIDE, DETAILED_GUIDE, QUESTIONS
 from veriscribe.text.replies import (
     Elements,
-    complete_sentences,
     output_format,
     summary_schema,
 )
+from veriscribe.text.sentences import complete_sentences
 
 SUMMARY_TOKENS = 320
 OWN_SUMMARY_TOKENS = 200

@@ -27,7 +27,7 @@ from veriscribe.metrics.scorers import (
     unregister_scorer,
 )
 from veriscribe.prompts import load_prompt
-from veriscribe.text.facets import split_sentences
+from veriscribe.text.sentences import split_sentences
 
 # A hand-worked example. The article body is one paragraph of 14 tokens:
 #   the cat sat on the mat . the dog ran to the park .

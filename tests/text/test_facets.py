@@ -1,18 +1,12 @@
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import pysbd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veriscribe.documents.articles import Article, read_articles
 from veriscribe.text.facets import (
     FACETS,
     THREE_FACETS,
-    first_sentence,
     group_paragraphs,
     header_label,
     lead_chars,
@@ -20,7 +14,6 @@ from veriscribe.text.facets import (
     path_label,
     regroup_three,
 )
-from veriscribe.text.facets import _segmenter as segmenter
 
 
 def test_facet_names() -> None:
@@ -36,111 +29,6 @@ def test_facet_names() -> None:
 
 
 # ----------------------------------------------------------------- first sentence
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Malaria kills. It is bad.", "Malaria kills. It is bad."),  # too short: merged
-        (
-            "Malaria kills many children. Vaccines help.",
-            "Malaria kills many children.",
-        ),
-        (
-            "Patients aged 65 yr. or older were included. Others were not.",
-            "Patients aged 65 yr. or older were included.",
-        ),
-        ("Fig. 1 shows the study design. Next.", "Fig. 1 shows the study design."),
-        ("  A paragraph without an end  ", "A paragraph without an end"),
-        ("", ""),
-        ("   \n ", ""),
-    ],
-)
-def test_first_sentence(text: str, expected: str) -> None:
-    assert first_sentence(text) == expected
-
-
-def test_first_sentence_of_a_long_paragraph() -> None:
-    text = "The first sentence is here. " + "Filler words go on and on. " * 2000
-    assert first_sentence(text) == "The first sentence is here."
-
-
-def _spans(seg: pysbd.Segmenter, text: str) -> list[tuple[str, int, int]]:
-    return [(s.sent, s.start, s.end) for s in seg.segment(text)]
-
-
-def test_segmenter_spans_equal_pysbd_on_development_paragraphs(
-    shared_data: Path,
-) -> None:
-    plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    files = sorted((shared_data / "articles" / "jats").glob("*.xml"))[:1]
-    heads = [
-        p.text[:size]
-        for path in files
-        for article in read_articles(path)
-        if isinstance(article, Article)
-        for p in article.paragraphs
-        for size in (400, 2000)
-    ]
-    assert len(heads) > 50
-    for head in heads:
-        assert _spans(segmenter(), head) == _spans(plain, head)
-
-
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(
-                ["Yes.", "Yes. No.", "Dr. Smith came.", "It is (i.e. so).", ""]
-            ),
-            st.sampled_from(["", " ", "  ", "\n", " \t"]),
-        ),
-        min_size=1,
-        max_size=6,
-    )
-)
-def test_segmenter_spans_equal_pysbd_on_repeated_sentences(
-    parts: list[tuple[str, str]],
-) -> None:
-    # The same sentence twice must take its second occurrence, as pysbd's regex does.
-    plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    text = "".join(sentence + space for sentence, space in parts)
-    assert _spans(segmenter(), text) == _spans(plain, text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "We also saw all the data al. 2010 and al. 2011 showed, as al. et al. did. "
-        "Also, almost all were there. Fig. 2 shows it, as fig. 3 does.",
-        "Doses no. 5 and no. 6 were given, as were No. 7 and No. 8. Dr. Smith and "
-        "dr. Jones agreed with dr. Lee.",
-    ],
-)
-def test_equal_abbreviation_occurrences_are_rewritten_once(
-    text: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    plain = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    rewrites: list[str] = []
-    scan = pysbd.abbreviation_replacer.AbbreviationReplacer.scan_for_replacements
-
-    def counted(self: Any, txt: str, am: str, ind: int, chars: list[str]) -> str:
-        rewrites.append(am)
-        return scan(self, txt, am, ind, chars)
-
-    monkeypatch.setattr(
-        pysbd.abbreviation_replacer.AbbreviationReplacer,
-        "scan_for_replacements",
-        counted,
-    )
-    expected = [(s.sent, s.start, s.end) for s in plain.segment(text)]
-    by_pysbd = len(rewrites)
-    rewrites.clear()
-    assert [(s.sent, s.start, s.end) for s in segmenter().segment(text)] == expected
-    assert len(rewrites) == len(set(rewrites)) < by_pysbd
-
-
-# -------------------------------------------------------------------- naive split
 
 
 def test_naive_split_equal_lengths() -> None:

@@ -1,0 +1,352 @@
+"""Every sentence splitter of the text layer, each for its own job.
+
+The splitters differ on purpose; pick the one whose job matches:
+
+- :func:`first_sentence`: the first sentence of a paragraph as pySBD reads it (short
+  mis-split pieces merged), with shortcuts that give pySBD's answer faster. The facet
+  labels read it.
+- :func:`split_sentences`: a paragraph's sentences by repeated :func:`first_sentence`,
+  a paragraph that does not split cut into 150-word pieces: text to pack into chunks.
+- :func:`sentences_of`: the sentences of an abstract, never cutting one (a piece that
+  cannot start a sentence joins the one before), a paragraph ending one: what the word
+  and abstract checks read.
+- :func:`lead_sentence`: a quick regex cut of a text's first sentence, for a summary
+  that stands in for a section.
+- :func:`complete_sentences`: a reply cut at the token limit without its unfinished
+  last sentence.
+- :func:`index_units`: a quick regex split of a section into units to index, a hundred
+  times faster than pySBD.
+
+The checks (``veriscribe.checks.markers``, ``veriscribe.checks.quotable`` and
+``veriscribe.checks.sentences``) keep their own splitters: they lie below this layer
+and cannot import from it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Final
+
+import pysbd
+from pysbd.lang.english import English
+from pysbd.utils import TextSpan
+
+__all__ = [
+    "complete_sentences",
+    "first_sentence",
+    "index_units",
+    "lead_sentence",
+    "sentences_of",
+    "split_sentences",
+]
+
+# ------------------------------------------------------------------ first sentence
+
+# pysbd splits after some abbreviations ("Patients aged 65 yr." + "or older ...").
+# A first "sentence" shorter than this, or one followed by a piece that starts in
+# lower case, is such a mis-split and is merged with what follows.
+_MIN_SENTENCE_CHARS: Final = 20
+# Only the head of a paragraph is segmented: the first sentence lies there, and pysbd
+# slows down on very long inputs.
+_HEAD_CHARS: Final = 2000
+
+
+# pysbd takes milliseconds per paragraph, and a batch labels every paragraph of every
+# article. Two shortcuts give pysbd's answer without most of that work. A paragraph whose
+# first terminator outside parentheses plainly ends a sentence (after a word, a citation
+# or a parenthesis; before a capital or the end) needs no segmenter: that is 83% of the
+# development paragraphs, and the answer equals pysbd's on all 9,389 development
+# paragraphs, BIORC800 abstracts and sentences. Otherwise pysbd reads a window of the head
+# first, and the whole head only when the first sentence does not end well inside the
+# window (or the window cuts a quote or a parenthesis).
+_FIRST_END: Final = re.compile(r"[.!?]")
+_PLAIN_END: Final = re.compile(
+    r"(?:^|\s)(?:([a-z][a-z-]{2,})|(?=[A-Za-z0-9-]*[A-Z])([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])"
+    r"|[a-z]{3,}\s?\[[\d,\u2013\- ]+\]|\([^()]*\))$"
+)
+_ASIDE: Final = re.compile(r"\([^()\[\]]*\)|\[[^()\[\]]*\]")
+_ENUMERATOR: Final = re.compile(r"\((?:\d{1,3}|[ivxIVX]{1,4}|[a-zA-Z])\)")
+_LIST_MARK: Final = re.compile(r"(?:^|[\s(])(?:\d{1,3}|[ivx]{1,4}|[a-z])\)")
+_OPEN_MARK: Final = re.compile(r"[()\[\]\"\u201c\u2018\u00ab]")
+_CAPITAL_NEXT: Final = re.compile(r"\s+[A-Z]")
+_CLOSES_ALL: Final = re.compile(r"[)\]]*\s*$")
+_WINDOWS: Final = (400, 1200)
+_WINDOW_MARGIN: Final = 120
+
+
+@cache
+def _abbreviation_patterns(
+    abbreviations: tuple[str, ...],
+) -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
+    """Return pysbd's two patterns of each abbreviation, compiled once, in its order."""
+    return tuple(
+        (
+            stripped,
+            re.compile(rf"(?:^|\s|\r|\n){stripped}", re.IGNORECASE),
+            re.compile(r"(?<={" + str(re.escape(stripped)) + "} ).{1}"),
+        )
+        for stripped in (a.strip() for a in abbreviations)
+    )
+
+
+class _AbbreviationReplacer(English.AbbreviationReplacer):  # type: ignore[misc]
+    """pysbd's abbreviation replacer, without the work that cannot change its result.
+
+    For each abbreviation in the text, pysbd looks for it after every space and then
+    rewrites the whole text once per occurrence ("al" occurs at the start of every
+    "also", "all", "although"). The rewrite of an occurrence turns the periods that
+    follow it into a placeholder; done again for the same occurrence text it finds no
+    period left to turn, so only the first of equal occurrences is done here. pysbd's
+    next-word pattern is wrapped in literal braces: it finds nothing in a text without
+    a "{", and is not run there. The patterns are compiled once.
+    """
+
+    def search_for_abbreviations_in_string(self, text: str) -> str:
+        """Protect the periods of abbreviations in one line, as pysbd does."""
+        lowered = text.lower()
+        patterns = _abbreviation_patterns(tuple(self.lang.Abbreviation.ABBREVIATIONS))
+        for stripped, starts, next_word in patterns:
+            if stripped not in lowered:
+                continue
+            found: list[str] = starts.findall(text)
+            if not found:
+                continue
+            char_array: list[str] = next_word.findall(text) if "{" in text else []
+            done: set[str] = set()
+            for index, match in enumerate(found):
+                if index >= len(char_array):
+                    # No next character: the rewrite depends on the occurrence only.
+                    if match in done:
+                        continue
+                    done.add(match)
+                text = self.scan_for_replacements(text, match, index, char_array)
+        return text
+
+
+class _English(English):  # type: ignore[misc]
+    """pysbd's English, with the faster abbreviation replacer."""
+
+    AbbreviationReplacer = _AbbreviationReplacer
+
+
+class _Segmenter(pysbd.Segmenter):  # type: ignore[misc]  # pysbd is untyped
+    r"""pysbd's segmenter, locating its sentences in the text by plain search.
+
+    pysbd finds each sentence's span with a regex built from the sentence (its text
+    escaped, then ``\s*``), compiled anew for every sentence: most of the time of a
+    short paragraph. A plain search gives the same spans.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(language="en", clean=False, char_span=True)
+        self.language_module = _English
+
+    def sentences_with_char_spans(self, sentences: list[str]) -> list[TextSpan]:
+        """Return each sentence's span: its first occurrence after the previous one."""
+        text: str = self.original_text
+        if not all(sentences):
+            # An empty sentence matches whitespace only: pysbd's own rule decides.
+            spans: list[TextSpan] = super().sentences_with_char_spans(sentences)
+            return spans
+        spans = []
+        prior_end = 0
+        for sentence in sentences:
+            # The regex's matches, in order and not overlapping: each search starts
+            # where the last match (trailing whitespace included) ended.
+            start = text.find(sentence)
+            while start != -1:
+                end = start + len(sentence)
+                while end < len(text) and text[end].isspace():
+                    end += 1
+                if end > prior_end:
+                    spans.append(TextSpan(text[start:end], start, end))
+                    prior_end = end
+                    break
+                start = text.find(sentence, end)
+        return spans
+
+
+# pysbd passes its patterns to ``re`` as strings, one or more per abbreviation in the
+# text: about a thousand on the development articles, beyond the 512 that ``re`` keeps
+# compiled, so it compiled most of them again on every paragraph.
+_RE_CACHE: Final = 4096
+
+
+@cache
+def _segmenter() -> pysbd.Segmenter:
+    if getattr(re, "_MAXCACHE", _RE_CACHE) < _RE_CACHE:
+        setattr(re, "_MAXCACHE", _RE_CACHE)  # noqa: B010  (a private constant)
+    return _Segmenter()
+
+
+@cache
+def _abbreviations() -> frozenset[str]:
+    from pysbd.lang.english import English
+
+    return frozenset(a.lower() for a in English.Abbreviation.ABBREVIATIONS)
+
+
+def _plain_first_sentence(head: str) -> str | None:
+    """Return the first sentence when it plainly ends at the first terminator."""
+    # pysbd never ends a sentence inside a parenthesis or brackets ("et al." in a
+    # citation): look at the first terminator outside them.
+    asides = [m.span() for m in _ASIDE.finditer(head)]
+    end = next(
+        (
+            m
+            for m in _FIRST_END.finditer(head)
+            if not any(start < m.start() < stop for start, stop in asides)
+        ),
+        None,
+    )
+    if end is None or end.end() < _MIN_SENTENCE_CHARS:
+        return None
+    before = _PLAIN_END.search(head, 0, end.start())
+    word = before.group(1) or before.group(2) if before else None
+    if before is None or (word is not None and word.lower() in _abbreviations()):
+        return None
+    bare = _ASIDE.sub(" ", head[: end.start()])
+    if (
+        _OPEN_MARK.search(bare)  # an open quote or bracket: pysbd reads further
+        or _ENUMERATOR.search(head, 0, end.end())
+        or _LIST_MARK.search(bare + head[end.start() : end.end()])
+    ):
+        return None
+    if _CAPITAL_NEXT.match(head, end.end()):
+        return head[: end.end()].strip()
+    if _CLOSES_ALL.match(head, end.end()):
+        return head.strip()  # the paragraph is one sentence
+    return None
+
+
+def _balanced(text: str) -> bool:
+    return (
+        text.count("(") == text.count(")")
+        and text.count("[") == text.count("]")
+        and text.count("\u201c") == text.count("\u201d")
+        and text.count('"') % 2 == 0
+    )
+
+
+def _segmented_first_sentence(head: str) -> tuple[str, int]:
+    """Return pysbd's first sentence of ``head`` (short pieces merged) and its end."""
+    spans = _segmenter().segment(head)
+    if not spans:
+        return head, len(head)
+    index = 0
+    while index + 1 < len(spans) and (
+        len(head[: spans[index].end].strip()) < _MIN_SENTENCE_CHARS
+        or head[spans[index + 1].start :].lstrip()[:1].islower()
+    ):
+        index += 1
+    return head[: spans[index].end].strip(), spans[index].end
+
+
+def first_sentence(text: str) -> str:
+    """Return the first sentence of a paragraph, merging implausibly short pieces."""
+    stripped = text.strip()
+    if not stripped:
+        return ""
+    head = stripped[:_HEAD_CHARS]
+    plain = _plain_first_sentence(head)
+    if plain is not None:
+        return plain
+    for size in _WINDOWS:
+        if len(head) > size and _balanced(head[:size]):
+            sentence, end = _segmented_first_sentence(head[:size])
+            if end <= size - _WINDOW_MARGIN:
+                return sentence
+    return _segmented_first_sentence(head)[0]
+
+
+# ------------------------------------------------------------------- all sentences
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph into sentences; a sentence with no end is cut by words."""
+    sentences = []
+    rest = text
+    while rest.strip():
+        head = first_sentence(rest)
+        if not head or len(head) >= len(rest):
+            break
+        sentences.append(head)
+        rest = rest[rest.find(head) + len(head) :]
+    if rest.strip():
+        sentences.append(rest.strip())
+    if len(sentences) == 1:
+        words = text.split()
+        return [" ".join(words[i : i + 150]) for i in range(0, len(words), 150)]
+    return sentences
+
+
+_CONTINUES = re.compile(r"[a-z\[,;:)\]]")
+
+
+def sentences_of(text: str) -> list[str]:
+    """Split a text into its sentences, never cutting one; a paragraph ends one.
+
+    A piece that cannot start a sentence (a lower-case word, a citation marker or a
+    comma after "et al.") belongs to the sentence before it.
+    """
+    found: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        rest = " ".join(paragraph.split())
+        pieces = []
+        while rest:
+            head = first_sentence(rest)
+            if not head or len(head) >= len(rest):
+                break
+            pieces.append(head)
+            rest = rest[rest.find(head) + len(head) :].strip()
+        if rest:
+            pieces.append(rest)
+        start = len(found)
+        for piece in pieces:
+            if len(found) > start and _CONTINUES.match(piece):
+                found[-1] = f"{found[-1]} {piece}"
+            else:
+                found.append(piece)
+    return found
+
+
+# ------------------------------------------------------------------ quick regex cuts
+
+_LEAD_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+_REPLY_END: Final = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s|$)")
+_UNIT_END: Final = re.compile(r"(?<=[.!?])\s+(?=[^a-z\s])|\n\s*")
+
+
+def lead_sentence(text: str) -> str:
+    """Return the text up to its first sentence end (a quick regex cut).
+
+    A sentence ends at ``.``, ``!`` or ``?`` and whitespace before a capital, a digit,
+    a parenthesis or a quote. Meant for one-line text (whitespace collapsed); used where
+    a section's opening sentence stands in for its summary.
+    """
+    return _LEAD_END.split(text, maxsplit=1)[0]
+
+
+def complete_sentences(text: str) -> str:
+    """Drop an unfinished last sentence (a reply cut at the token limit).
+
+    A text that does not end a sentence keeps what comes up to its last sentence end;
+    one with no sentence end at all is kept as it is.
+    """
+    text = text.strip()
+    if not text or _REPLY_END.search(text[-3:]) is not None:
+        return text
+    ends = list(_REPLY_END.finditer(text))
+    return text[: ends[-1].end()] if ends else text
+
+
+def index_units(text: str) -> list[str]:
+    """Split a section into units to index: untrimmed pieces, empty ones kept.
+
+    A unit ends at a sentence end before anything but a lower-case word, or at a line
+    break (list items, table rows). Cruder than the quotable units an answer reads,
+    and a hundred times faster, which matters for an index built on the first
+    question.
+    """
+    return _UNIT_END.split(text)
