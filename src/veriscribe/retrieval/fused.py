@@ -1,8 +1,8 @@
 """The default section retriever: BM25 of the section with its place, phrases and best sentence.
 
 Three BM25 scores of each section (the shipped ``k1``, ``b`` and Lucene IDF, the same
-tokens as `veriscribe.retrieval.bm25`), each divided by the best score any section gets
-for the question, then added:
+tokens as `veriscribe.retrieval.bm25`: `veriscribe.text.tokens.bm25_tokens`), each
+divided by the best score any section gets for the question, then added:
 
 - **section**: BM25 over the section's text with its *context*: the document title, the
   titles of the sections above it and its own title. A question names the guideline's
