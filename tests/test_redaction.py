@@ -102,3 +102,11 @@ def test_redaction_is_linear_on_hostile_text(text: str) -> None:
     started = time.perf_counter()
     redact(text, {})
     assert time.perf_counter() - started < 5
+
+
+def test_a_known_secret_inside_a_parameter_name_does_not_unveil_its_value() -> None:
+    # "secret" is a known value (a password remembered from a DSN) and also part of
+    # the parameter's name: the parameter's own value is hidden all the same.
+    out = redact("http://h/v1?client_secret=hunter2pw&n=1", {}, also=["secret"])
+    assert "hunter2pw" not in out, out
+    assert "secret" not in out and out.endswith("&n=1")

@@ -235,8 +235,33 @@ def redact(
     """
     given = (value for value in also if len(value) >= _MIN_GIVEN_CHARS)
     known = {*secret_values(environ), *(form for v in given for form in _forms(v))}
-    for value in sorted(known, key=len, reverse=True):
-        text = text.replace(value, REDACTED)
+    # Every span is found in the text as given, then the spans are hidden together: a
+    # known value replaced first could cut into a parameter's name ("client_secret"
+    # with the value "secret" known) and leave that parameter's own value unseen.
+    spans = [span for rule in _RULES for span in _secret_spans(rule, text)]
+    for value in known:
+        at = text.find(value)
+        while at >= 0:
+            spans.append((at, at + len(value)))
+            at = text.find(value, at + 1)
+    parts: list[str] = []
+    done = 0
+    for begin, end in _merged(spans):
+        parts += [text[done:begin], _hidden(text[begin:end])]
+        done = end
+    text = "".join(parts) + text[done:]
+    # What a rule finds only once another's secret is hidden is hidden too.
     for rule in _RULES:
         text = _sub(rule, text)
     return text
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Return the spans in order, overlapping or touching ones joined, empty ones left out."""
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted(s for s in spans if s[1] > s[0]):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((begin, end))
+    return merged
