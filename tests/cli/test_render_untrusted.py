@@ -10,6 +10,7 @@ concealed or a clickable style.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import io
@@ -17,7 +18,7 @@ import pkgutil
 import types
 from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import pytest
 from hypothesis import given
@@ -154,6 +155,11 @@ def fill(kind: Any, text: str) -> Any:
                 name: fill(field.annotation, text)
                 for name, field in kind.model_fields.items()
             }
+        )
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        hints = get_type_hints(kind)
+        return kind(
+            **{f.name: fill(hints[f.name], text) for f in dataclasses.fields(kind)}
         )
     raise TypeError(f"no value for {kind!r}")
 

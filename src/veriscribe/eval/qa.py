@@ -29,7 +29,6 @@ from veriscribe.checks.verbatim import is_compliant
 from veriscribe.eval.reports import (
     Agreement,
     AnswerWords,
-    Funnel,
     GoldScores,
     NotFoundScores,
     QARates,
@@ -255,7 +254,7 @@ def eval_qa(path: Path, *, second: Path | None = None) -> QAReport:
         not_found=not_found,
         not_found_rate=_rate(not_found, len(results)),
         errors=sum(bool(r.error) for r in results),
-        funnel=Funnel(**funnel.as_dict()),
+        funnel=funnel,
         rates=QARates(
             cc=_rate(funnel.covered, funnel.claims),
             vcr=_rate(compliant, len(citations)),

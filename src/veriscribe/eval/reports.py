@@ -16,6 +16,7 @@ from pydantic import (
     model_serializer,
 )
 
+from veriscribe.metrics.qa import ClaimFunnel
 from veriscribe.results import Result, Usage
 
 Number = int | float
@@ -195,18 +196,6 @@ class AbstractsReport(ScoredResults):
 # --------------------------------------------------------------------- eval qa
 
 
-class Funnel(Result):
-    """Claims remaining after each check, pooled over the answers."""
-
-    sentences: int
-    claims: int
-    covered: int
-    verbatim: int
-    lenient: int
-    strict: int
-    recovered: int
-
-
 class QARates(Result):
     """The paper's claim-level rates (None where the denominator is 0)."""
 
@@ -296,7 +285,7 @@ class QAReport(Result):
     not_found: int
     not_found_rate: float | None
     errors: int
-    funnel: Funnel
+    funnel: ClaimFunnel
     rates: QARates
     coverage_by_window: dict[str, WindowCoverage]
     citations: int
@@ -534,7 +523,6 @@ __all__ = [
     "BaselineFailureRow",
     "BaselineSummary",
     "Calls",
-    "Funnel",
     "GoldScores",
     "JudgeReport",
     "JudgeScores",
