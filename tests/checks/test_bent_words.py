@@ -97,3 +97,44 @@ def test_one_reading_indexes_as_the_two_indexes_do() -> None:
     other = WordContexts.of(text)
     assert contexts.words == other.words and contexts.spelling == other.spelling
     assert all(contexts.after(w) == other.after(w) for w in other.words)
+
+
+ECHOING = WordContexts.of(
+    "A positive (or negative) test result raises the probability of disease. "
+    "Positive or negative, the ratio holds. Doses were low versus high.\n\n"
+    "More or more came. More and fewer joined. Patient to nurse ratios vary."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The model, kept from copying "(or negative) test", echoed the word before.
+        (
+            "A positive (or positive) test result changes the odds.",
+            "A positive (or negative) test result changes the odds.",
+        ),
+        ("Positive or positive, it holds.", "Positive or negative, it holds."),
+        ("Doses were low versus low.", "Doses were low versus high."),
+    ],
+)
+def test_a_word_echoing_the_one_before_becomes_the_article_word_there(
+    text: str, expected: str
+) -> None:
+    mended, changes = repair_words(text, ECHOING)
+    assert mended == expected
+    assert len(changes) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It is either more or more.",  # the article repeats it too ("more or more")
+        "It drew more and more.",  # "and" repeats on purpose
+        "It varies from patient to patient.",  # so does "to"
+        "The dose was high or high.",  # the article has nothing else after "high or"
+        "A positive, positive test.",  # no joining word between the two
+    ],
+)
+def test_an_echo_the_article_makes_or_cannot_replace_is_left_alone(text: str) -> None:
+    assert repair_words(text, ECHOING) == (text, [])

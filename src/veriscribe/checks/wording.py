@@ -207,6 +207,11 @@ CLOSE_SIMILARITY = 90.0
 _INFLECTION = re.compile(r"(?:ing|ed|es|(?<!s)s|d|ly)$")
 
 
+ECHO_JOINTS = frozenset({"or", "nor", "versus", "vs"})
+"""Words that only ever join two different words: "positive or negative". Not "and"
+or "to": "more and more", "from patient to patient" repeat on purpose."""
+
+
 def _inflected(word: str) -> str:
     """Return a word without its inflection: "suggests", "suggested" -> "suggest"."""
     if word.endswith("ies"):
@@ -329,6 +334,40 @@ class WordContexts:
                 return self.spelling[max(names)[1]]
         return None
 
+    def unecho(
+        self, word: str, first: str, joint: str, right: str | None
+    ) -> str | None:
+        """Return the article's word where ``word`` echoes ``first`` across ``joint``.
+
+        "a positive (or positive) test" where the article writes "a positive (or
+        negative) test": the second word repeats the first across a joining word, the
+        article never writes that repetition, and it writes another word in its place
+        (before the same next word, when there is one). The word the article writes
+        there most often is returned, before the same next word if the article has it
+        there; a repetition the article itself makes, or one with nothing in its place
+        in the article, is left alone.
+        """
+        key = word.lower()
+        if key != first or joint not in ECHO_JOINTS:
+            return None
+        tokens = self.tokens
+        placed: Counter[str] = Counter()
+        anywhere: Counter[str] = Counter()
+        for at in self.positions.get(key, ()):
+            if tokens[at + 1] != joint:
+                continue
+            other = tokens[at + 2]
+            if other == key:
+                return None  # the article repeats it too
+            if other:
+                anywhere[other] += 1
+                if right is not None and tokens[at + 3] == right:
+                    placed[other] += 1
+        instead = placed or anywhere
+        if not instead:
+            return None
+        return self.spelling[instead.most_common(1)[0][0]]
+
 
 def read_words(article: str) -> tuple[CaseIndex, WordContexts]:
     """Index an article's spellings and words in one reading of it.
@@ -361,6 +400,9 @@ def _bent(text: str, index: WordContexts) -> Iterator[tuple[re.Match[str], str]]
         left = matches[i - 1].group(0).lower() if i else None
         right = matches[i + 1].group(0).lower() if i + 1 < len(matches) else None
         mended = index.mend(match.group(0), left, right)
+        if mended is None and i >= 2 and left is not None:
+            first = matches[i - 2].group(0).lower()
+            mended = index.unecho(match.group(0), first, left, right)
         if mended is None:
             continue
         if _starts_sentence(text, match.start()):
