@@ -21,6 +21,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from pg import ENV, fresh_database, pg_bin, throwaway_server
+from veriscribe import redaction
 
 STORE_ENV = "VERISCRIBE_TEST_STORE"
 STORES = ("sqlite", "postgres")
@@ -101,6 +102,8 @@ def _isolated(
     # Any Ollama a developer runs must not answer tests by accident.
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    # Secrets a test's DSNs and endpoints make remembered are forgotten after it.
+    monkeypatch.setattr(redaction, "_remembered", set(redaction._remembered))
     yield
 
 
