@@ -41,6 +41,7 @@ from pathlib import Path
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.graphs.abstract import AbstractDeps, build_abstract_graph
 from veriscribe.llm.factory import make_llm
+from veriscribe.offload import auto_workers
 from veriscribe.options import AbstractOptions
 from veriscribe.results import BatchSummary
 from veriscribe.service.batch import run_batch
@@ -213,7 +214,13 @@ async def main() -> None:
         base = dev_articles()
         dataset = work / "articles.jsonl"
         write_copies(base, args.articles, dataset)
-        print(f"{args.articles} articles ({len(base)} distinct dev articles, cycled)")
+        workers = Settings().cpu_workers
+        if workers is None:
+            workers = auto_workers(args.articles, embedded=False)
+        print(
+            f"{args.articles} articles ({len(base)} distinct dev articles, cycled); "
+            f"text steps in {workers} worker processes"
+        )
 
         seconds, summary = await batch_run(
             work, "batch", dataset, args.latency, args.concurrency

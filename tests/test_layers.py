@@ -19,7 +19,7 @@ ROOT = Path(veriscribe.__file__).parent
 
 LAYERS: list[set[str]] = [
     {"redaction"},  # below the errors, whose messages it cleans
-    {"errors", "settings", "results", "options", "prompts", "release"},
+    {"errors", "settings", "results", "options", "prompts", "release", "offload"},
     {"documents"},
     {"store", "checks"},
     {"llm"},

@@ -151,6 +151,15 @@ class Settings(BaseSettings):
         description="Largest article or guideline file (or JSON-lines record) read "
         "for the model; a larger one is refused before it costs any model call.",
     )
+    cpu_workers: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="Worker processes a batch runs its text steps in (first sentences, "
+        "the abstract's checks), beside the event loop; 0: none. Default: one fewer "
+        "than the cores (at most 4) for 32 articles or more on a model server, none "
+        "beside the embedded model.",
+    )
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
     def with_overrides(self, **changes: object) -> Settings:

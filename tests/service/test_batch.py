@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from veriscribe.errors import ConfigError, InputError, VeriscribeError
+from veriscribe.offload import Offload
 from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import BatchProgress, default_run_id, run_batch
 from veriscribe.service.batch import work as batch_module
@@ -300,3 +301,38 @@ async def test_two_workers_share_a_run_without_doing_an_item_twice(
             row[0] for row in await store.fetchall("SELECT attempts FROM run_items")
         ]
     assert attempts == [1] * 11
+
+
+async def test_text_steps_in_a_worker_process_write_the_same_lines(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+    run = Offload.run
+
+    async def counted(self: Offload, fn: Any, *args: object) -> Any:
+        if self.active:
+            sent.append(fn.__name__)
+        return await run(self, fn, *args)
+
+    monkeypatch.setattr(Offload, "run", counted)
+    inputs = [
+        *(str(shared_data / "articles" / "jats" / name) for name in JATS),
+        str(shared_data / "articles" / "pcd.jsonl"),
+    ]
+    written = {}
+    for workers in (0, 1):
+        out = tmp_path / f"workers-{workers}.jsonl"
+        cfg = settings(str(tmp_path / f"{workers}.sqlite")).with_overrides(
+            cpu_workers=workers
+        )
+        summary = await run_batch(
+            cfg, inputs, out, AbstractOptions(), handle_signals=False
+        )
+        assert summary.done == 14 and summary.failed == 0
+        written[workers] = {
+            r["source"]: (r["abstract"], r["checks"], r["fallbacks"], r["labels"])
+            for r in lines(out)
+        }
+    assert written[0] == written[1]
+    # Every article's first sentences and checks went to the worker.
+    assert sent.count("first_sentences") == sent.count("check_abstract") == 14

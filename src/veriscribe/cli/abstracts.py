@@ -13,6 +13,7 @@ from veriscribe import service
 from veriscribe.cli.common import (
     BaseUrlOpt,
     ConcurrencyOpt,
+    CpuWorkersOpt,
     DbOpt,
     EndpointOpt,
     EndpointsFileOpt,
@@ -176,6 +177,7 @@ def batch(
         ),
     ] = None,
     concurrency: ConcurrencyOpt = None,
+    cpu_workers: CpuWorkersOpt = None,
     split: SplitOpt = DEFAULTS.split,
     prompt: PromptOpt = DEFAULTS.prompt,
     entities: EntitiesOpt = DEFAULTS.entities,
@@ -192,6 +194,7 @@ def batch(
 ) -> None:
     """Write abstracts for many articles, resumably: run it again to continue."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
+    settings = settings.with_overrides(cpu_workers=cpu_workers)
     options = abstract_options(
         split, prompt, entities, lean, labeller, copy_limit, words
     )
@@ -222,6 +225,7 @@ def worker(
         ),
     ] = None,
     concurrency: ConcurrencyOpt = None,
+    cpu_workers: CpuWorkersOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
     endpoints_file: EndpointsFileOpt = None,
@@ -230,6 +234,7 @@ def worker(
 ) -> None:
     """Work on an existing run beside other workers; no input files needed."""
     settings = settings_for(None, base_url, endpoint, endpoints_file)
+    settings = settings.with_overrides(cpu_workers=cpu_workers)
     if db is not None:
         log_beside(db)
         settings = settings.with_overrides(db=db)

@@ -124,6 +124,17 @@ ConcurrencyOpt = Annotated[
         help="Model calls in flight at once (default: VERISCRIBE_LLM__CONCURRENCY).",
     ),
 ]
+CpuWorkersOpt = Annotated[
+    int | None,
+    bounded(
+        Settings,
+        "cpu_workers",
+        "--cpu-workers",
+        help="Processes that run the text steps (first sentences, the abstract's "
+        "checks) beside the model calls; 0: none (default: VERISCRIBE_CPU_WORKERS, "
+        "else one fewer than the cores for 32 articles or more on a model server).",
+    ),
+]
 DbOpt = Annotated[
     str | None,
     typer.Option(

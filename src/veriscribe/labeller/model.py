@@ -261,6 +261,11 @@ def _clusters(reference: dict[str, Any] | None) -> WordClusters | None:
     return table
 
 
+def label_paragraphs(paragraphs: Sequence[str]) -> list[str]:
+    """Label an article's paragraphs with the shipped labeller, in article order."""
+    return Labeller.load().label_paragraphs(paragraphs)
+
+
 @cache
 def _shipped() -> Labeller:
     resource = resources.files(__package__).joinpath(WEIGHTS_RESOURCE)

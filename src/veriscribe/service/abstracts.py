@@ -14,6 +14,7 @@ from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.abstract.result import result_of
+from veriscribe.offload import INLINE, Offload
 from veriscribe.options import AbstractOptions
 from veriscribe.results import AbstractResult, GraphAbstract
 from veriscribe.service.common import open_store
@@ -68,6 +69,7 @@ async def run_abstract(
     doc_key: str | None = None,
     on_event: OnEvent | None = None,
     run_id: str | None = None,
+    offload: Offload = INLINE,
 ) -> AbstractResult:
     """Run (or resume, or reuse) the abstract graph for one article; return the result.
 
@@ -78,7 +80,9 @@ async def run_abstract(
     key = doc_key or await put_article(store, article)
     if runner is None:
         runner = await abstract_runner(store, llm)
-    deps = AbstractDeps(llm=llm, store=store, options=options, articles={key: article})
+    deps = AbstractDeps(
+        llm=llm, store=store, options=options, articles={key: article}, offload=offload
+    )
     run = await runner.run(
         thread_id(key, options, llm),
         {"doc_key": key},

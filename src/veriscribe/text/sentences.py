@@ -25,6 +25,7 @@ and cannot import from it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from typing import Final
 
@@ -258,6 +259,11 @@ def first_sentence(text: str) -> str:
             if end <= size - _WINDOW_MARGIN:
                 return sentence
     return _segmented_first_sentence(head)[0]
+
+
+def first_sentences(texts: Sequence[str]) -> list[str]:
+    """Return the first sentence of each paragraph, in order."""
+    return [first_sentence(text) for text in texts]
 
 
 # ------------------------------------------------------------------- all sentences

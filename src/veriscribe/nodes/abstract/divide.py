@@ -7,8 +7,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from veriscribe.labeller import Labeller
 from veriscribe.labeller.llm import label_with_model, use_classifier
+from veriscribe.labeller.model import label_paragraphs
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
     AbstractState,
@@ -23,7 +23,7 @@ from veriscribe.text.facets import (
     naive_groups,
     path_label,
 )
-from veriscribe.text.sentences import first_sentence
+from veriscribe.text.sentences import first_sentences
 
 
 async def divide(
@@ -45,10 +45,10 @@ async def divide(
             labels = [path_label(p.path or (p.section,)) for p in article.paragraphs]
             source = "headers"
         elif use_classifier(deps.options.labeller, deps.llm):
-            labels = Labeller.load().label_paragraphs(texts)
+            labels = await deps.offload.run(label_paragraphs, texts)
             source = "classifier"
         else:
-            targets = [first_sentence(t) for t in texts]
+            targets = await deps.offload.run(first_sentences, texts)
             labels, notes, usage, seconds = await label_with_model(
                 deps.llm, targets, texts
             )

@@ -94,8 +94,8 @@ async def refine(
                 usage_record("refine", result.usage, time.perf_counter() - started)
             ],
         }
-    checked, record, notes = check_abstract(
-        abstract, draft, article.body, deps.options.words
+    checked, record, notes = await deps.offload.run(
+        check_abstract, abstract, draft, article.body, deps.options.words
     )
     return update | {
         "abstract": checked,

@@ -13,6 +13,7 @@ from typing import Annotated, Literal, TypedDict
 from veriscribe.documents.articles import Article
 from veriscribe.llm.client import LLM
 from veriscribe.nodes.abstract.checks import CheckRecord
+from veriscribe.offload import INLINE, Offload
 from veriscribe.options import AbstractOptions
 from veriscribe.results import FacetStatus, Usage
 from veriscribe.store.articles import get_article
@@ -31,6 +32,8 @@ class AbstractDeps:
     options: AbstractOptions = AbstractOptions()
     articles: dict[str, Article] = field(default_factory=dict, compare=False)
     """Articles already read, by key; any other is read from the store once."""
+    offload: Offload = field(default=INLINE, compare=False)
+    """Where the pure text steps (first sentences, the abstract's checks) run."""
 
     async def article(self, key: str) -> Article:
         """Return the article of ``key``, from the store the first time."""

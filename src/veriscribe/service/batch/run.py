@@ -168,6 +168,7 @@ async def run_batch(
             on_progress,
             max_input_bytes=settings.max_input_bytes,
             lease_s=settings.lease_s,
+            cpu_workers=settings.cpu_workers,
         )
         return await _run_runner(runner, handle_signals, stop)
 
@@ -226,6 +227,7 @@ async def work_run(
             on_progress,
             max_input_bytes=settings.max_input_bytes,
             lease_s=settings.lease_s,
+            cpu_workers=settings.cpu_workers,
         )
         runner.registers = False
         summary = await _run_runner(runner, handle_signals, stop)

@@ -15,6 +15,7 @@ from veriscribe.documents.articles import Article
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
+from veriscribe.offload import INLINE, Offload, auto_workers
 from veriscribe.redaction import redact
 from veriscribe.results import (
     AbstractResult,
@@ -46,6 +47,13 @@ from veriscribe.store.runs import HeldItem, Outcome, new_worker_id
 
 log = logging.getLogger(__name__)
 
+OFFLOADED = (
+    "veriscribe.nodes.abstract.checks",
+    "veriscribe.labeller.model",
+    "veriscribe.text.sentences",
+)
+"""The modules of the steps a batch runs in worker processes, imported at their start."""
+
 
 class BatchRunner:
     """One worker's session on a run."""
@@ -59,8 +67,11 @@ class BatchRunner:
         on_progress: OnProgress | None = None,
         max_input_bytes: int | None = None,
         lease_s: float = LEASE_S,
+        cpu_workers: int | None = None,
     ) -> None:
         self.store = store
+        self.cpu_workers = cpu_workers  # None: as many as pay (``auto_workers``)
+        self.offload = INLINE
         self.lease_s = lease_s
         self.heartbeat_s = min(HEARTBEAT_S, lease_s / 3)
         self.wait_s = min(WAIT_S, lease_s / 4)
@@ -177,6 +188,7 @@ class BatchRunner:
                 runner=self.graph,
                 doc_key=held.doc_key,
                 run_id=self.run_id,
+                offload=self.offload,
             )
         except VeriscribeError as exc:
             reason = exc.user_message
@@ -282,6 +294,7 @@ class BatchRunner:
         self.progress.total = counts.total
         self.progress.done = counts.done
         self.progress.failed = counts.failed
+        self.offload = self._offload(counts.remaining)
         # The checkpointer gets a connection of its own: its lock then orders all
         # its reads and writes, and its traffic runs beside the call log's.
         self.checkpoints = await open_database(self.store.target)
@@ -291,6 +304,14 @@ class BatchRunner:
         await runs.set_status(self.store, self.run_id, "running")
         self.started = time.perf_counter()
         self.progress.stage = "working"
+
+    def _offload(self, remaining: int) -> Offload:
+        """Return where this session runs its text steps: in workers when they pay."""
+        workers = self.cpu_workers
+        if workers is None:
+            embedded = self.llm.spec.backend == "local"
+            workers = auto_workers(remaining, embedded=embedded)
+        return Offload(workers, modules=OFFLOADED) if workers else INLINE
 
     async def _run(self) -> BatchSummary:
         await self._start()
@@ -318,6 +339,7 @@ class BatchRunner:
             await runs.end_session(self.store, self.run_id, self.worker, outcome)
             if self.checkpoints is not None:
                 await self.checkpoints.close()
+            self.offload.close()
             if counts.remaining == 0 and self.registered_all:
                 await runs.set_status(self.store, self.run_id, "finished")
             elif outcome != "finished":
