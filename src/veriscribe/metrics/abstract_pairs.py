@@ -30,11 +30,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from veriscribe.checks.faithfulness import coverage, entity_tokens
 from veriscribe.checks.markers import split_sentences
 from veriscribe.checks.support import terms
 from veriscribe.metrics.judge_pairs import JudgePair, Label, flip
 from veriscribe.retrieval.bm25 import BM25Index
-from veriscribe.text.faithfulness import coverage, entity_tokens
 from veriscribe.text.numbers import ArticleNumbers, number_mentions
 
 __all__ = [
