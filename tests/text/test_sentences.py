@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.text.sentences import _segmenter as segmenter
-from veriscribe.text.sentences import first_sentence
+from veriscribe.text.sentences import first_sentence, quotable_units, quote_text
 
 
 @pytest.mark.parametrize(
@@ -116,3 +116,22 @@ def test_equal_abbreviation_occurrences_are_rewritten_once(
 
 
 # -------------------------------------------------------------------- naive split
+
+
+# ----------------------------------------------------------------- quotable units
+
+
+def test_quotable_units_join_hard_wrapped_lines_and_split_bullets() -> None:
+    text = (
+        "Clinicians should assess pain\nat every visit. Document it.\n"
+        "- Use a validated scale for adults\n- Reassess after each change of dose\n\n"
+        "Page 12"
+    )
+    units = quotable_units(text)
+    assert [u.text for u in units] == [
+        "Clinicians should assess pain at every visit.",
+        "- Use a validated scale for adults",
+        "- Reassess after each change of dose",
+    ]
+    for unit in units:
+        assert quote_text(text, unit.start, unit.end) == unit.text

@@ -20,7 +20,6 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from veriscribe.checks.quotable import quotable_units, quote_text
 from veriscribe.checks.support import certification_guard, lexical_verdict
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.errors import StructuredOutputError
@@ -30,6 +29,7 @@ from veriscribe.nodes.qa.sources import fence_all, fit_sources, resolve_section
 from veriscribe.nodes.qa.state import QADeps, RecoverTask, Recovery, RecoveryResult
 from veriscribe.prompts import load_prompt
 from veriscribe.store.corpora import SectionRow, split_key
+from veriscribe.text.sentences import quotable_units, quote_text
 
 RECOVER_TOKENS = 200
 
