@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.text.sentences import _segmenter as segmenter
-from veriscribe.text.sentences import first_sentence, quotable_units, quote_text
+from veriscribe.text.sentences import (
+    claim_sentences,
+    first_sentence,
+    quotable_units,
+    quote_text,
+)
 
 
 @pytest.mark.parametrize(
@@ -116,6 +121,19 @@ def test_equal_abbreviation_occurrences_are_rewritten_once(
 
 
 # -------------------------------------------------------------------- naive split
+
+
+# ---------------------------------------------------------------- claim sentences
+
+
+def test_claim_sentences_keep_their_offsets_across_paragraphs() -> None:
+    text = "  First sentence is long enough.\n\n\nSecond one is long enough too.  "
+    sentences = claim_sentences(text)
+    assert [text[s.start : s.end] for s in sentences] == [s.text for s in sentences]
+    assert [s.text for s in sentences] == [
+        "First sentence is long enough.",
+        "Second one is long enough too.",
+    ]
 
 
 # ----------------------------------------------------------------- quotable units

@@ -16,11 +16,17 @@ The splitters differ on purpose; pick the one whose job matches:
   last sentence.
 - :func:`index_units`: a quick regex split of a section into units to index, a hundred
   times faster than pySBD.
+- :func:`claim_sentences`: the sentences of prose as pySBD reads them, with their
+  offsets, pieces under :data:`MIN_CLAIM_SENTENCE_CHARS` dropped: an answer's claim
+  units, and the sentences the support measures compare.
 - :func:`quotable_units`: a section's sentences and list items as spans of its text,
   hard-wrapped lines read as one: what an answer may quote.
 
-The checks of answers (``veriscribe.checks.markers`` and
-``veriscribe.checks.sentences``) still keep their own splitters.
+The checks of quotes (``veriscribe.checks.sentences``) still keep their own splitter.
+
+:func:`first_sentence` reads with one segmenter, made once and faster than pySBD's;
+:func:`claim_sentences` and :func:`quotable_units` make pySBD's own segmenter for
+every block they split.
 """
 
 from __future__ import annotations
@@ -36,8 +42,11 @@ from pysbd.utils import TextSpan
 
 __all__ = [
     "MAX_UNIT_CHARS",
+    "MIN_CLAIM_SENTENCE_CHARS",
     "MIN_UNIT_CHARS",
+    "Sentence",
     "Unit",
+    "claim_sentences",
     "complete_sentences",
     "first_sentence",
     "index_units",
@@ -359,6 +368,59 @@ def index_units(text: str) -> list[str]:
     return _UNIT_END.split(text)
 
 
+# ----------------------------------------------------------------- claim sentences
+
+# A blank line (spaces and tabs allowed) and the whitespace after it: a paragraph break.
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*")
+
+
+def _pysbd_spans(text: str) -> list[TextSpan]:
+    """Return pySBD's sentence spans of ``text``, read by a segmenter of its own."""
+    # A fresh segmenter per call: pySBD keeps the text being split on the object.
+    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    spans: list[TextSpan] = segmenter.segment(text)
+    return spans
+
+
+MIN_CLAIM_SENTENCE_CHARS = 15
+"""Pieces shorter than this (after trimming whitespace) are fragments, not claims."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence of a text, trimmed of surrounding whitespace.
+
+    Attributes:
+        text: The sentence text.
+        start: Offset of its first character in the text.
+        end: Offset just past its last character.
+    """
+
+    text: str
+    start: int
+    end: int
+
+
+def claim_sentences(text: str) -> list[Sentence]:
+    """Split prose into trimmed sentences with pySBD, dropping short fragments."""
+    sentences: list[Sentence] = []
+    cursor = 0
+    for block in _BLOCK_BREAK.split(text):
+        base = text.find(block, cursor) if block else cursor
+        cursor = base + len(block)
+        if not block.strip():
+            continue
+        for span in _pysbd_spans(block):
+            piece = block[span.start : span.end]
+            lead = len(piece) - len(piece.lstrip())
+            trimmed = piece.strip()
+            if len(trimmed) < MIN_CLAIM_SENTENCE_CHARS:
+                continue
+            start = base + span.start + lead
+            sentences.append(Sentence(trimmed, start, start + len(trimmed)))
+    return sentences
+
+
 # ------------------------------------------------------------------ quotable units
 
 # Quotable units of a section: its sentences and list items, as spans of its text.
@@ -373,7 +435,6 @@ MIN_UNIT_CHARS = 20
 MAX_UNIT_CHARS = 600
 """Longer units (run-on table text) are cut at clause ends to keep quotes readable."""
 
-_BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _BULLET_LINE = re.compile(r"\n(?=[ \t]*(?:[-*+•·▪◦‣●○■□►➢]|\d{1,3}[.)])[ \t]+)")
 _CLAUSE_END = re.compile(r"[;:](?=\s)")
 _WHITESPACE = re.compile(r"\s+")
@@ -438,10 +499,7 @@ def _unit_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Split one block into sentences with pySBD; line breaks read as spaces."""
     # Same length as the original, so offsets carry over unchanged.
     flat = text[start:end].replace("\n", " ")
-    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    spans = [
-        _trim(text, start + s.start, start + s.end) for s in segmenter.segment(flat)
-    ]
+    spans = [_trim(text, start + s.start, start + s.end) for s in _pysbd_spans(flat)]
     return [span for span in spans if span[1] > span[0]] or [(start, end)]
 
 

@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field
 from veriscribe.checks.markers import (
     format_marker,
     parse_markers,
-    split_sentences,
     strip_markers,
 )
 from veriscribe.checks.support import self_certifies
@@ -56,6 +55,7 @@ from veriscribe.retrieval.units import (
     score_units,
 )
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.sentences import claim_sentences
 
 MAX_SENTENCES = 6
 CONSTRAINED_SENTENCES = 3
@@ -156,7 +156,7 @@ def one_sentence_each(sentences: Sequence[AnswerSentence]) -> list[AnswerSentenc
         text = item["text"]
         # Cut where a sentence starts, so that no character of the answer is lost
         # (the splitter drops fragments too short to be a claim).
-        cuts = [0, *(s.start for s in split_sentences(text)[1:]), len(text)]
+        cuts = [0, *(s.start for s in claim_sentences(text)[1:]), len(text)]
         for start, end in itertools.pairwise(cuts):
             if part := text[start:end].strip():
                 out.append(AnswerSentence(text=part, citations=list(item["citations"])))

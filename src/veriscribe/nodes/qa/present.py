@@ -16,7 +16,6 @@ from typing import Any
 from veriscribe.checks.markers import (
     MARKER_RE,
     MarkerPosition,
-    Sentence,
     coverage_by_window,
 )
 from veriscribe.checks.verbatim import is_compliant
@@ -42,6 +41,7 @@ from veriscribe.results import (
     RecoveredFrom,
     Retrieval,
 )
+from veriscribe.text.sentences import Sentence
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from veriscribe.checks.markers import MarkerPosition, Sentence, attribute
+from veriscribe.checks.markers import MarkerPosition, attribute
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.documents.guidelines import section_key
 from veriscribe.nodes.qa.state import (
@@ -23,7 +23,7 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.results import ClaimStatus
 from veriscribe.store.corpora import SectionRow
-from veriscribe.text.sentences import quote_text
+from veriscribe.text.sentences import Sentence, quote_text
 
 
 def check_citations(
