@@ -281,12 +281,12 @@ def result_of(values: Mapping[str, Any]) -> GraphAnswer | None:
     return GraphAnswer.model_validate(stored) if stored else None
 
 
-async def present(state: QAState) -> dict[str, Any]:
+async def present(state: QAState) -> QAState:
     """Assemble the checked answer; a chat turn also goes into the history."""
     claims = merge_recoveries(state.get("claims", []), state.get("recoveries", []))
     result = assemble(state, claims)
     # The state keeps the result as its JSON object: checkpoints hold plain data.
-    update: dict[str, Any] = {
+    update: QAState = {
         "claims": claims,
         "result": result.model_dump(mode="json"),
     }

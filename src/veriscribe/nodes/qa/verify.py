@@ -7,7 +7,6 @@ writes, and nothing inside a guideline section, can change their outcome.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -123,7 +122,7 @@ def compliant_sources(
     return list(dict.fromkeys(pairs))
 
 
-async def verify(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def verify(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     """Attribute citations to claims and check every quote against its section."""
     deps = runtime.context
     citations = state.get("citations", [])
