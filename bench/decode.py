@@ -46,12 +46,12 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.llm.factory import local_model_path
 from veriscribe.llm.local import ChatLlamaCpp
 from veriscribe.llm.sampling import CandidateSampler
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.settings import LLMSettings, Settings
+from veriscribe.text.sentences import quotable_units
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SECTION = (

@@ -52,7 +52,6 @@ from typing import Any
 
 import bm25s
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.errors import ConfigError
 from veriscribe.retrieval import fused
@@ -63,6 +62,7 @@ from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.sentences import quotable_units
 from veriscribe.text.tokens import STOP_WORDS, bm25_tokens
 
 HERE = Path(__file__).resolve().parent

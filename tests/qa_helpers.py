@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from fakes import Reply, ScriptedChatModel, scripted_llm
-from veriscribe.checks.markers import MARKER_RE, split_sentences
+from veriscribe.checks.markers import MARKER_RE
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.llm.client import LLM
 from veriscribe.store import corpora
 from veriscribe.store.db import Store
+from veriscribe.text.sentences import claim_sentences
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GUIDELINE = FIXTURES / "guidelines" / "hypertension.md"
@@ -50,7 +51,7 @@ def as_sentences(answer: str) -> list[dict[str, str]]:
     items: list[dict[str, str]] = []
     cursor = 0
     for marker in MARKER_RE.finditer(answer):
-        before = split_sentences(answer[cursor : marker.start()])
+        before = claim_sentences(answer[cursor : marker.start()])
         for sentence in before[:-1]:
             items.append({"sentence": sentence.text, "section_id": "", "quote": ""})
         if before:

@@ -1,11 +1,13 @@
 """The package's layers: a module imports only from its own package and lower layers.
 
-From the bottom: the redaction of secrets; shared definitions; reading input; the
-database and the checks; the model clients; text algorithms; the labellers and the
-indexes; measures; the graphs' nodes; the graphs; the product's services; the research
-harness and the HTTP API; the command line.
-So the checks, documents and metrics never reach the nodes, the services or the CLI,
-and no two packages import each other.
+From the bottom: the redaction of secrets; shared definitions; text algorithms
+(sentence splitting, tokens, numbers, facets); reading input; the database and the
+checks; the model clients; the labellers and the indexes; measures; the graphs' nodes;
+the graphs; the product's services; the research harness and the HTTP API; the command
+line.
+So every layer above splits sentences and tokens with the same functions, the checks,
+documents and metrics never reach the nodes, the services or the CLI, and no two
+packages import each other.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ ROOT = Path(veriscribe.__file__).parent
 LAYERS: list[set[str]] = [
     {"redaction"},  # below the errors, whose messages it cleans
     {"errors", "settings", "results", "options", "prompts", "release", "offload"},
+    {"text"},
     {"documents"},
     {"store", "checks"},
     {"llm"},
-    {"text"},
     {"labeller", "retrieval"},
     {"metrics"},
     {"nodes"},

@@ -7,10 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscribe.checks.markers import (
-    MIN_SENTENCE_CHARS,
     Marker,
     MarkerPosition,
-    Sentence,
     anchor_of,
     attribute,
     coverage,
@@ -20,8 +18,12 @@ from veriscribe.checks.markers import (
     parse_markers,
     restore_markers,
     split_claim_units,
-    split_sentences,
     strip_markers,
+)
+from veriscribe.text.sentences import (
+    MIN_CLAIM_SENTENCE_CHARS,
+    Sentence,
+    claim_sentences,
 )
 
 # --- the worked example of figure 9 ---------------------------------------------------
@@ -349,7 +351,7 @@ def test_split_claim_units_headings_bullets_and_short_pieces() -> None:
     ]
     for sentence in split.sentences:
         assert split.text[sentence.start : sentence.end] == sentence.text
-        assert len(sentence.text) >= MIN_SENTENCE_CHARS
+        assert len(sentence.text) >= MIN_CLAIM_SENTENCE_CHARS
     assert [m.doc_id for m in split.markers] == ["aha", "ada"]
     assert [p.index for p in split.positions] == [0, 1]
     assert "{{" not in split.text
@@ -358,17 +360,7 @@ def test_split_claim_units_headings_bullets_and_short_pieces() -> None:
 
 def test_quote_punctuation_does_not_create_sentences() -> None:
     m = format_marker("d", "s", "First. Second! Third? Fourth.")
-    sentences = split_sentences(
+    sentences = claim_sentences(
         strip_markers(f"One single claim sentence here {m}.")[0]
     )
     assert [s.text for s in sentences] == ["One single claim sentence here."]
-
-
-def test_split_sentences_offsets_with_paragraphs() -> None:
-    text = "  First sentence is long enough.\n\n\nSecond one is long enough too.  "
-    sentences = split_sentences(text)
-    assert [text[s.start : s.end] for s in sentences] == [s.text for s in sentences]
-    assert [s.text for s in sentences] == [
-        "First sentence is long enough.",
-        "Second one is long enough too.",
-    ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from veriscribe.checks.quotable import quotable_units, quote_text
 from veriscribe.checks.support import (
     certification_guard,
     lexical_verdict,
@@ -125,22 +124,6 @@ def test_shortfall_kinds() -> None:
     assert shortfall_of("Screen adults and children.", ["Screen adults."]) == (
         "unsupported_addition"
     )
-
-
-def test_quotable_units_join_hard_wrapped_lines_and_split_bullets() -> None:
-    text = (
-        "Clinicians should assess pain\nat every visit. Document it.\n"
-        "- Use a validated scale for adults\n- Reassess after each change of dose\n\n"
-        "Page 12"
-    )
-    units = quotable_units(text)
-    assert [u.text for u in units] == [
-        "Clinicians should assess pain at every visit.",
-        "- Use a validated scale for adults",
-        "- Reassess after each change of dose",
-    ]
-    for unit in units:
-        assert quote_text(text, unit.start, unit.end) == unit.text
 
 
 def test_the_source_of_a_quote_reaches_the_start_of_its_sentence() -> None:

@@ -12,7 +12,6 @@ from veriscribe.checks.verbatim import (
     is_risky_word,
     normalize,
     normalize_with_offsets,
-    sentence_span,
 )
 
 SECTION = (
@@ -685,70 +684,6 @@ def test_copied_reference_marker_must_sit_where_the_section_has_it() -> None:
 
 
 # --- the context of a quote ------------------------------------------------------------
-
-
-def context(text: str, quote: str) -> str:
-    start = text.index(quote)
-    begin, end = sentence_span(text, (start, start + len(quote)))
-    return text[begin:end]
-
-
-def test_sentence_span_expands_to_the_sentence() -> None:
-    text = "First comes this. Avoid aspirin in children under 16 years. Then more."
-    assert context(text, "aspirin in children") == (
-        "Avoid aspirin in children under 16 years."
-    )
-
-
-def test_sentence_span_keeps_a_semicolon_clause_in_the_sentence() -> None:
-    assert context(ASPIRIN, "aspirin is recommended") == ASPIRIN
-
-
-def test_sentence_span_covers_every_sentence_the_span_touches() -> None:
-    text = "One. Avoid drug A in renal failure. Use drug B instead. Two."
-    assert context(text, "renal failure. Use drug B") == (
-        "Avoid drug A in renal failure. Use drug B instead."
-    )
-
-
-def test_sentence_span_skips_abbreviations_decimals_and_references() -> None:
-    text = (
-        "Intro text. Use a statin (e.g. Atorvastatin) at 2.5 mg daily. "
-        "It works.[12] Next sentence."
-    )
-    assert context(text, "at 2.5 mg") == (
-        "Use a statin (e.g. Atorvastatin) at 2.5 mg daily."
-    )
-    assert context(text, "Next") == "Next sentence."
-
-
-def test_sentence_span_of_a_list_item_includes_its_lead_in() -> None:
-    text = (
-        "Some text before.\n"
-        "Do not give the following:\n"
-        "- aspirin in children\n"
-        "- ibuprofen in late pregnancy\n"
-        "\n"
-        "Other text."
-    )
-    assert context(text, "ibuprofen") == (
-        "Do not give the following:\n- aspirin in children\n"
-        "- ibuprofen in late pregnancy"
-    )
-
-
-def test_sentence_span_of_a_pdf_list_includes_its_lead_in() -> None:
-    text = (
-        "Successful implementation of this CPG will:\n"
-        "•\n\nAssess the patient’s condition and\ncollaborate with caregivers\n\n"
-        "•\n\nMinimize preventable complications\n\nNext paragraph."
-    )
-    assert context(text, "Minimize") == text[: text.index("\n\nNext")]
-
-
-def test_sentence_span_of_a_list_item_without_a_lead_in() -> None:
-    text = "Results.\n- first item here\n- second item here"
-    assert context(text, "second") == "- second item here"
 
 
 def test_context_span_is_set_for_matches_only() -> None:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.qa.answer import AnswerReply
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.settings import LLMSettings, Settings
+from veriscribe.text.sentences import quotable_units
 
 pytestmark = pytest.mark.local_model
 

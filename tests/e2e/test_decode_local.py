@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.llm.local import ChatLlamaCpp
 from veriscribe.llm.sampling import CandidateSampler
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
+from veriscribe.text.sentences import quotable_units
 
 pytestmark = pytest.mark.local_model
 

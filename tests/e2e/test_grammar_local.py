@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.documents.guidelines import read_guideline_path, section_key
 from veriscribe.errors import ConstraintError, StructuredOutputError
 from veriscribe.llm.client import LLM
@@ -23,6 +22,7 @@ from veriscribe.llm.local import ChatLlamaCpp
 from veriscribe.nodes.qa.answer import AnswerReply
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.settings import LLMSettings, Settings
+from veriscribe.text.sentences import quotable_units
 
 pytestmark = pytest.mark.local_model
 

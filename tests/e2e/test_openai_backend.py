@@ -115,8 +115,8 @@ async def test_constrained_quotes_over_the_openai_protocol(server: str) -> None:
     """The schema sent to a llama.cpp server constrains its quotes to the section."""
     from test_constrained_local import SECTION, ask
 
-    from veriscribe.checks.quotable import quotable_units
     from veriscribe.checks.verbatim import check_quote, is_compliant
+    from veriscribe.text.sentences import quotable_units
 
     free = make_llm(
         "openai:qwen-local",

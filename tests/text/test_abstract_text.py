@@ -9,7 +9,6 @@ import pytest
 from veriscribe.checks.wording import (
     CaseIndex,
     case_changes,
-    content_words,
     foreign_script_words,
     repair_case,
     repeated_trigram_share,
@@ -21,6 +20,7 @@ from veriscribe.text.guidance import (
     strip_facet_label,
 )
 from veriscribe.text.numbers import ArticleNumbers, number_mentions, number_precision
+from veriscribe.text.tokens import content_words
 
 ARTICLE = (
     "Sepsis is a leading cause of death. We randomised 1,412 adults to early or "

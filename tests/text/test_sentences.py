@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.text.sentences import _segmenter as segmenter
-from veriscribe.text.sentences import first_sentence
+from veriscribe.text.sentences import (
+    claim_sentences,
+    first_sentence,
+    quotable_units,
+    quote_text,
+    sentence_span,
+)
 
 
 @pytest.mark.parametrize(
@@ -116,3 +122,106 @@ def test_equal_abbreviation_occurrences_are_rewritten_once(
 
 
 # -------------------------------------------------------------------- naive split
+
+
+# ---------------------------------------------------------------- claim sentences
+
+
+def test_claim_sentences_keep_their_offsets_across_paragraphs() -> None:
+    text = "  First sentence is long enough.\n\n\nSecond one is long enough too.  "
+    sentences = claim_sentences(text)
+    assert [text[s.start : s.end] for s in sentences] == [s.text for s in sentences]
+    assert [s.text for s in sentences] == [
+        "First sentence is long enough.",
+        "Second one is long enough too.",
+    ]
+
+
+# ----------------------------------------------------------------- quotable units
+
+
+def test_quotable_units_join_hard_wrapped_lines_and_split_bullets() -> None:
+    text = (
+        "Clinicians should assess pain\nat every visit. Document it.\n"
+        "- Use a validated scale for adults\n- Reassess after each change of dose\n\n"
+        "Page 12"
+    )
+    units = quotable_units(text)
+    assert [u.text for u in units] == [
+        "Clinicians should assess pain at every visit.",
+        "- Use a validated scale for adults",
+        "- Reassess after each change of dose",
+    ]
+    for unit in units:
+        assert quote_text(text, unit.start, unit.end) == unit.text
+
+
+# ------------------------------------------------------- sentences around a span
+
+
+def context(text: str, quote: str) -> str:
+    start = text.index(quote)
+    begin, end = sentence_span(text, (start, start + len(quote)))
+    return text[begin:end]
+
+
+def test_sentence_span_expands_to_the_sentence() -> None:
+    text = "First comes this. Avoid aspirin in children under 16 years. Then more."
+    assert context(text, "aspirin in children") == (
+        "Avoid aspirin in children under 16 years."
+    )
+
+
+def test_sentence_span_keeps_a_semicolon_clause_in_the_sentence() -> None:
+    text = (
+        "Avoid aspirin in children under 16 years; in adults with coronary disease, "
+        "aspirin is recommended for secondary prevention."
+    )
+    assert context(text, "aspirin is recommended") == text
+
+
+def test_sentence_span_covers_every_sentence_the_span_touches() -> None:
+    text = "One. Avoid drug A in renal failure. Use drug B instead. Two."
+    assert context(text, "renal failure. Use drug B") == (
+        "Avoid drug A in renal failure. Use drug B instead."
+    )
+
+
+def test_sentence_span_skips_abbreviations_decimals_and_references() -> None:
+    text = (
+        "Intro text. Use a statin (e.g. Atorvastatin) at 2.5 mg daily. "
+        "It works.[12] Next sentence."
+    )
+    assert context(text, "at 2.5 mg") == (
+        "Use a statin (e.g. Atorvastatin) at 2.5 mg daily."
+    )
+    assert context(text, "Next") == "Next sentence."
+
+
+def test_sentence_span_of_a_list_item_includes_its_lead_in() -> None:
+    text = (
+        "Some text before.\n"
+        "Do not give the following:\n"
+        "- aspirin in children\n"
+        "- ibuprofen in late pregnancy\n"
+        "\n"
+        "Other text."
+    )
+    assert context(text, "ibuprofen") == (
+        "Do not give the following:\n- aspirin in children\n"
+        "- ibuprofen in late pregnancy"
+    )
+
+
+def test_sentence_span_of_a_pdf_list_includes_its_lead_in() -> None:
+    text = (
+        "Successful implementation of this CPG will:\n"
+        "•\n\nAssess the patient’s condition and\ncollaborate with caregivers\n\n"
+        "•\n\nMinimize preventable complications\n\nNext paragraph."
+    )
+    assert context(text, "Minimize") == text[: text.index("\n\nNext")]
+
+
+def test_sentence_span_of_a_list_item_without_a_lead_in() -> None:
+    text = "Results.\n- first item here\n- second item here"
+    assert context(text, "second") == "- second item here"

@@ -1,1 +1,1 @@
-"""The deterministic checks of an answer: markers, sentences, verbatim quotes, lexical support."""
+"""The deterministic checks: markers, verbatim quotes, lexical support, faithfulness, wording."""

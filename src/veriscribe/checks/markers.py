@@ -28,10 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import pysbd
-
-MIN_SENTENCE_CHARS = 15
-"""Pieces shorter than this (after trimming whitespace) are fragments, not claims."""
+from veriscribe.text.sentences import Sentence, claim_sentences
 
 MARKER_RE = re.compile(
     r"\{\{\s*cite\s*:(?P<doc>[^:|{}]*):(?P<section>[^|{}]*)\|(?P<quote>.*?)\}\}",
@@ -61,7 +58,6 @@ _ITALIC_UNDERSCORE = re.compile(r"(?<![_\w])_(?=\S)([^_\n]+?)(?<=\S)_(?![_\w])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _CODE = re.compile(r"`([^`\n]+)`")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,28 +96,13 @@ class MarkerPosition:
 
 
 @dataclass(frozen=True, slots=True)
-class Sentence:
-    """A sentence of the stripped prose, trimmed of surrounding whitespace.
-
-    Attributes:
-        text: The sentence text.
-        start: Offset of its first character in the stripped prose.
-        end: Offset just past its last character.
-    """
-
-    text: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
 class ClaimSplit:
     """An answer split into sentences, with its markers and where they sat.
 
     Attributes:
         text: The flattened answer with the markers stripped; sentence and marker
             offsets refer to it.
-        sentences: The sentences of at least ``MIN_SENTENCE_CHARS`` characters.
+        sentences: The sentences of at least ``MIN_CLAIM_SENTENCE_CHARS`` characters.
         markers: The markers, in order, parsed from the flattened answer.
         positions: One position per marker, in the same order.
     """
@@ -260,28 +241,6 @@ def _inline(line: str) -> str:
     return _ITALIC_UNDERSCORE.sub(r"\1", line)
 
 
-def split_sentences(text: str) -> list[Sentence]:
-    """Split prose into trimmed sentences with pySBD, dropping short fragments."""
-    sentences: list[Sentence] = []
-    cursor = 0
-    for block in _PARAGRAPH_BREAK.split(text):
-        base = text.find(block, cursor) if block else cursor
-        cursor = base + len(block)
-        if not block.strip():
-            continue
-        # A fresh segmenter per call: pySBD keeps the text being split on the object.
-        segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
-        for span in segmenter.segment(block):
-            piece = block[span.start : span.end]
-            lead = len(piece) - len(piece.lstrip())
-            trimmed = piece.strip()
-            if len(trimmed) < MIN_SENTENCE_CHARS:
-                continue
-            start = base + span.start + lead
-            sentences.append(Sentence(trimmed, start, start + len(trimmed)))
-    return sentences
-
-
 def split_claim_units(answer: str) -> ClaimSplit:
     """Split an answer into candidate claim sentences and marker positions."""
     flat = flatten_markdown(answer)
@@ -289,7 +248,7 @@ def split_claim_units(answer: str) -> ClaimSplit:
     stripped, positions = strip_markers(flat)
     return ClaimSplit(
         text=stripped,
-        sentences=split_sentences(stripped),
+        sentences=claim_sentences(stripped),
         markers=markers,
         positions=positions,
     )
@@ -311,7 +270,7 @@ def split_structured(sentences: Sequence[tuple[str, Sequence[Marker]]]) -> Claim
         if pieces:
             pieces.append(" ")
             length += 1
-        found = split_sentences(text) or [Sentence(text, 0, len(text))]
+        found = claim_sentences(text) or [Sentence(text, 0, len(text))]
         units.extend(Sentence(s.text, length + s.start, length + s.end) for s in found)
         pieces.append(text)
         length += len(text)

@@ -19,10 +19,9 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from veriscribe.text.sentences import BLANK_LINES, BULLET_GLYPHS, INLINE_BULLET
+
 __all__ = [
-    "BLANK_LINES",
-    "BULLET_GLYPHS",
-    "INLINE_BULLET",
     "JUNCTION_MARK",
     "NormalizedText",
     "SectionForms",
@@ -120,11 +119,6 @@ _FOLD: dict[str, str] = {
     **dict.fromkeys("‐‑‒–—―−⁃﹘﹣－", "-"),
 }
 
-# Private-use glyphs that PDF extraction leaves for Wingdings and Symbol bullets.
-_PDF_BULLETS = "\uf0a1\uf0a7\uf0b7\uf0d8"
-# Bullets at a line start; between spaces only those that are never text.
-BULLET_GLYPHS = "-*+•·▪◦‣●○■□►➢♦❖" + _PDF_BULLETS
-_INLINE_GLYPHS = "•▪◦‣►➢♦❖" + _PDF_BULLETS
 _LABEL = r"(?:\d{1,3}|[a-z]|[ivx]{2,4})"
 
 # Separators are required between repetitions so that the pattern cannot backtrack
@@ -136,8 +130,6 @@ _SYMBOL_BULLET = re.compile(rf"[ \t]*[{re.escape(BULLET_GLYPHS)}](?:[ \t]+|$)")
 _LABEL_BULLET = re.compile(
     rf"[ \t]*(?:(?P<label>{_LABEL})[.)]|\((?P<plabel>{_LABEL})\))(?:[ \t]+|$)"
 )
-INLINE_BULLET = re.compile(rf"(?<=\s)[{re.escape(_INLINE_GLYPHS)}](?=\s)")
-BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
 _HTML_TAG = re.compile(r"</?(?P<name>[a-z][a-z0-9]{0,9})(?:\s[^<>]{0,400})?/?>")
 _HTML_BLOCK = frozenset(
     "table thead tbody tfoot tr td th caption col colgroup ul ol li dl dt dd p div "

@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 import Stemmer
 
-from veriscribe.checks.quotable import quotable_units, quote_text
 from veriscribe.checks.verbatim import check_quote
 from veriscribe.results import Shortfall
+from veriscribe.text.sentences import quotable_units, quote_text
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
 _CLAUSE = re.compile(r"[;:]\s|,\s(?:but|whereas|while|although|however)\b|\.\s")

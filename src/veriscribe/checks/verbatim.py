@@ -85,8 +85,8 @@ from veriscribe.checks.quote_forms import (
     section_forms,
     visible,
 )
-from veriscribe.checks.sentences import has_sentence_end, sentence_span
 from veriscribe.results import COMPLIANT_TIERS, Tier
+from veriscribe.text.sentences import has_sentence_end, sentence_span
 
 __all__ = [
     "COMPLIANT_TIERS",
@@ -107,7 +107,6 @@ __all__ = [
     "is_risky_word",
     "normalize",
     "normalize_with_offsets",
-    "sentence_span",
 ]
 MIN_FRAGMENT_CHARS = 10
 """Elided fragments shorter than this (after normalization) are not matched."""

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
+from veriscribe.text.tokens import CONTENT_STOP_WORDS
+
 __all__ = [
     "CaseIndex",
-    "STOP_WORDS",
     "WordContexts",
     "bent_words",
     "case_changes",
-    "content_words",
     "foreign_script_words",
     "read_words",
     "repair_case",
@@ -45,30 +45,10 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _OPENING = "'\"“‘([ "
 _CLOSING = "'\"”’)]"
 
-STOP_WORDS = frozenset(
-    """a about above after again against all also although among an and any are as at
-    be because been before being below between both but by can could did do does doing
-    down during each either few for from further had has have having he her here hers
-    him his how however i if in into is it its itself just may might more most much must
-    no nor not now of off on once only or other our ours out over own per same she
-    should so some such than that the their theirs them then there these they this those
-    through thus to too under until up upon very was we were what when where whether
-    which while who whom why will with within without would yet you your""".split()
-)
-
 
 def word_count(text: str) -> int:
     """Return the number of words, counted as an abstract's asked length is."""
     return len(text.split())
-
-
-def content_words(text: str) -> list[str]:
-    """Return the lower-cased words of ``text`` that carry content (no stop words)."""
-    return [
-        w
-        for w in map(str.lower, _WORD.findall(text))
-        if len(w) > 2 and w not in STOP_WORDS
-    ]
 
 
 def _starts_sentence(paragraph: str, start: int) -> bool:
@@ -302,7 +282,7 @@ class WordContexts:
         words ("and Tokyo encephalitis" where it writes "and Japanese encephalitis").
         """
         key = word.lower()
-        if len(key) < BENT_PREFIX or key in self.words or key in STOP_WORDS:
+        if len(key) < BENT_PREFIX or key in self.words or key in CONTENT_STOP_WORDS:
             return None
         around = (
             self.between(left, right)

@@ -6,7 +6,7 @@ Four judges rule on an abstract sentence against its article passage:
   the model's probability of "yes", the certification guard), as answers use it;
 * ``sampled``: the same judge's earlier form, the majority of sampled verdicts;
 * ``checks``: no model: the deterministic checks of
-  :func:`veriscribe.text.faithfulness.claim_conflict` (numbers, names, direction,
+  :func:`veriscribe.checks.faithfulness.claim_conflict` (numbers, names, direction,
   negation, word coverage); a sentence that passes them all is supported;
 * ``hybrid``: the checks first, then the model's yes/no probability for the sentences
   they pass: at or above the judge's cut-off supported, below it partially supported.
@@ -22,13 +22,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from veriscribe.checks.faithfulness import claim_conflict
 from veriscribe.llm.bundled import BUNDLED_MODELS, installed
 from veriscribe.llm.client import LLM
 from veriscribe.nodes.qa.judge import decide, scored_verdict
 from veriscribe.nodes.qa.state import Ruling
 from veriscribe.options import QAOptions
 from veriscribe.results import Verdict
-from veriscribe.text.faithfulness import claim_conflict
 
 __all__ = [
     "ABSTRACT_JUDGES",

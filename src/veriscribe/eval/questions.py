@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from veriscribe.checks.question_gates import GATES
 from veriscribe.errors import InputError
@@ -44,6 +44,23 @@ OnItem = Callable[[QuestionItem, int], None]
 """Progress: called with each finished item and the number of slots."""
 
 
+class QuestionRecord(TypedDict):
+    """One line of a question set: the cpgQA layout plus provenance."""
+
+    id: str
+    question: str | None
+    style: str
+    doc_id: str
+    section_id: str
+    passage_id: str
+    section_title: str
+    attempts: int
+    gates: dict[str, str]
+    regenerated_because: list[str]
+    model: str
+    prompt_id: str
+
+
 def parse_styles(text: str) -> list[str]:
     """Parse ``lookup,scenario,sdm`` (any subset, in the given order)."""
     styles = list(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
@@ -56,7 +73,7 @@ def parse_styles(text: str) -> list[str]:
     return styles
 
 
-def output_record(corpus: str, item: QuestionItem, model: str) -> dict[str, Any]:
+def output_record(corpus: str, item: QuestionItem, model: str) -> QuestionRecord:
     """Return the output line of a kept question (cpgQA layout plus provenance)."""
     return {
         "id": f"{corpus}-q{item['slot'] + 1:04d}",
@@ -74,7 +91,7 @@ def output_record(corpus: str, item: QuestionItem, model: str) -> dict[str, Any]
     }
 
 
-def _write(path: Path, lines: Sequence[dict[str, Any]]) -> None:
+def _write(path: Path, lines: Sequence[QuestionRecord]) -> None:
     try:
         write_atomically(
             path, (json.dumps(line, ensure_ascii=False) + "\n" for line in lines)

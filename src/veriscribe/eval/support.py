@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from veriscribe.checks.markers import split_sentences
 from veriscribe.eval.abstract_judge import (
     AbstractJudgeMethod,
     MeasuredJudge,
@@ -43,6 +42,7 @@ from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.db import Store
 from veriscribe.text.numbers import ArticleNumbers
+from veriscribe.text.sentences import claim_sentences
 
 __all__ = [
     "EVIDENCE",
@@ -161,7 +161,7 @@ class SupportChecker:
         self, body: str
     ) -> tuple[list[str], BM25Index | None, list[ArticleNumbers]]:
         if body not in self._articles:
-            article = [s.text for s in split_sentences(body)]
+            article = [s.text for s in claim_sentences(body)]
             index = (
                 BM25Index().build([str(i) for i in range(len(article))], article)
                 if article
@@ -178,7 +178,7 @@ class SupportChecker:
         ``lexical=False`` sends every sentence to the model, sentences that restate
         the article word for word included (how the judge is checked).
         """
-        claims = [s.text for s in split_sentences(abstract)]
+        claims = [s.text for s in claim_sentences(abstract)]
         article, index, numbers = self._article(body)
         verdicts: list[str | None] = []
         if index is None:

@@ -26,16 +26,17 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
-from veriscribe.labeller.arrays import decode_array, encode_array
+from veriscribe.labeller.arrays import EncodedArray, decode_array, encode_array
 
 __all__ = [
     "CLUSTERS_FORMAT",
     "CLUSTERS_RESOURCE",
+    "ClustersConfig",
     "WordClusters",
     "cluster_tokens",
 ]
@@ -45,6 +46,17 @@ CLUSTERS_FORMAT: Final = 1
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+class ClustersConfig(TypedDict):
+    """A word-cluster table as JSON."""
+
+    format: int
+    sizes: list[int]
+    words: list[str]
+    assignments: EncodedArray
+    info: dict[str, Any]
+
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _DIGIT = re.compile(r"\d")
@@ -119,7 +131,7 @@ class WordClusters:
             values.append(weights / np.sqrt(weights @ weights))
         return np.concatenate(columns), np.concatenate(values)
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> ClustersConfig:
         """Return the JSON-ready table that :meth:`from_config` reads."""
         return {
             "format": CLUSTERS_FORMAT,

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,7 @@ __all__ = [
     "FeatureSpace",
     "Rows",
     "Vocabulary",
+    "VocabularyConfig",
     "cue_features",
     "edge_terms",
     "position_features",
@@ -44,6 +45,16 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 Analyzer = Literal["word", "char_wb"]
+
+
+class VocabularyConfig(TypedDict):
+    """A vocabulary as JSON, its document frequencies apart."""
+
+    analyzer: Analyzer
+    ngram_range: list[int]
+    documents: int
+    vocabulary: list[str]
+
 
 # scikit-learn's default token: two or more word characters.
 WORD_PATTERN: Final = r"(?u)\b\w\w+\b"
@@ -341,7 +352,7 @@ class Vocabulary:
             count,
         )
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> VocabularyConfig:
         """Return the JSON-ready description, document frequencies apart."""
         return {
             "analyzer": self.analyzer,

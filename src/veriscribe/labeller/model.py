@@ -39,23 +39,77 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
-from veriscribe.labeller.arrays import decode_array, encode_array
+from veriscribe.labeller.arrays import EncodedArray, decode_array, encode_array
 from veriscribe.labeller.clusters import CLUSTERS_RESOURCE, WordClusters
 from veriscribe.labeller.crf import Transitions, marginals, viterbi
-from veriscribe.labeller.features import Edges, FeatureSpace, Vocabulary
+from veriscribe.labeller.features import (
+    Edges,
+    FeatureSpace,
+    Vocabulary,
+    VocabularyConfig,
+)
 from veriscribe.text.sentences import first_sentence
 
-__all__ = ["FORMAT_VERSION", "WEIGHTS_RESOURCE", "Labeller", "decode_array"]
+__all__ = [
+    "FORMAT_VERSION",
+    "WEIGHTS_RESOURCE",
+    "Labeller",
+    "WeightsDocument",
+    "decode_array",
+]
 
 WEIGHTS_RESOURCE: Final = "weights.json.gz"
 FORMAT_VERSION: Final = 2
 
 FloatArray = npt.NDArray[np.float64]
+
+
+class StoredVocabulary(VocabularyConfig):
+    """A vocabulary as the weights hold it: with its document frequencies."""
+
+    document_frequency: EncodedArray
+
+
+class ClustersReference(TypedDict):
+    """The word-cluster table the weights were trained with."""
+
+    resource: str
+    sizes: list[int]
+    sha256: str
+
+
+class StoredTransitions(TypedDict):
+    """The CRF's label-to-label, start and end scores as the weights hold them."""
+
+    matrix: EncodedArray
+    start: EncodedArray
+    end: EncodedArray
+
+
+class WeightsDocument(TypedDict):
+    """The weights as JSON: what :meth:`Labeller.to_document` writes."""
+
+    format: int
+    model: str
+    labels: list[str]
+    vocabularies: list[StoredVocabulary]
+    cues: bool
+    position: bool
+    fine_position: bool
+    edges: list[str] | None
+    neighbour_edges: bool
+    shape: bool
+    neighbour_cues: bool
+    clusters: ClustersReference | None
+    coef: EncodedArray
+    intercept: EncodedArray
+    transitions: StoredTransitions
+    info: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -151,14 +205,14 @@ class Labeller:
             info=dict(document.get("info", {})),
         )
 
-    def to_document(self) -> dict[str, Any]:
+    def to_document(self) -> WeightsDocument:
         """Return the JSON-ready weights document that :meth:`from_document` reads.
 
         The emission coefficients are stored as float16, which halves the file; the
         training script checks that they label the training abstracts exactly as the
         float64 weights do. Transitions and intercepts are stored as float64.
         """
-        vocabularies = [
+        vocabularies: list[StoredVocabulary] = [
             {
                 **v.to_config(),
                 "document_frequency": encode_array(v.document_frequency, "<i4"),
@@ -244,7 +298,7 @@ class Labeller:
         return self.label(sentences, [index / count for index in range(count)])
 
 
-def _clusters(reference: dict[str, Any] | None) -> WordClusters | None:
+def _clusters(reference: ClustersReference | None) -> WordClusters | None:
     """Return the shipped cluster table if the weights were trained with it.
 
     Raises:

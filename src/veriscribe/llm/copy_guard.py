@@ -57,8 +57,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from veriscribe.checks.wording import STOP_WORDS, CaseIndex, scripts_of
+from veriscribe.checks.wording import CaseIndex, scripts_of
 from veriscribe.llm.candidates import CandidateFilter
+from veriscribe.text.tokens import CONTENT_STOP_WORDS
 
 __all__ = [
     "CANDIDATES",
@@ -417,7 +418,7 @@ class CopyGuard:
         common = self.common
         return (
             lower in self._known
-            or lower in STOP_WORDS
+            or lower in CONTENT_STOP_WORDS
             or (common is not None and lower in common.any_case)
         )
 
@@ -449,7 +450,7 @@ class CopyGuard:
         if not word:
             return True
         lower = word.lower()
-        if lower in STOP_WORDS or lower in UNITS:
+        if lower in CONTENT_STOP_WORDS or lower in UNITS:
             return True
         if len(word) <= 2 and any(c.isdigit() for c in previous):
             return True  # a unit after a number: "5 h"

@@ -30,12 +30,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from veriscribe.checks.markers import split_sentences
+from veriscribe.checks.faithfulness import coverage, entity_tokens
 from veriscribe.checks.support import terms
 from veriscribe.metrics.judge_pairs import JudgePair, Label, flip
 from veriscribe.retrieval.bm25 import BM25Index
-from veriscribe.text.faithfulness import coverage, entity_tokens
 from veriscribe.text.numbers import ArticleNumbers, number_mentions
+from veriscribe.text.sentences import claim_sentences
 
 __all__ = [
     "EVIDENCE",
@@ -239,14 +239,14 @@ def change_entity(
 
 def _candidates(source: AbstractSource) -> list[tuple[str, str]]:
     """Return (author sentence, evidence) pairs that make supported pairs."""
-    article = [s.text for s in split_sentences(source.body)]
+    article = [s.text for s in claim_sentences(source.body)]
     if not article:
         return []
     index = BM25Index().build([str(i) for i in range(len(article))], article)
     stated = ArticleNumbers.of(source.body)
     numbers = sentence_numbers(article)
     out = []
-    for sentence in (s.text for s in split_sentences(source.abstract)):
+    for sentence in (s.text for s in claim_sentences(source.abstract)):
         if len(sentence) < MIN_CLAIM_CHARS or len(terms(sentence).content) < (
             MIN_CLAIM_WORDS
         ):

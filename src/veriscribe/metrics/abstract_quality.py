@@ -21,7 +21,6 @@ from veriscribe.checks.wording import (
     WordContexts,
     bent_words,
     case_changes,
-    content_words,
     foreign_script_words,
     repeated_trigram_share,
     word_count,
@@ -30,6 +29,7 @@ from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
 from veriscribe.text.pointers import pointer_count
 from veriscribe.text.sentences import sentences_of
+from veriscribe.text.tokens import content_words
 
 __all__ = [
     "LENGTH_MARGIN",

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.checks.support import terms
+from veriscribe.text.sentences import quotable_units
 
 Label = Literal["supported", "not_supported", "contradicted"]
 LABELS: tuple[Label, ...] = ("supported", "not_supported", "contradicted")

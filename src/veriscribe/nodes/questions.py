@@ -25,7 +25,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from langgraph.runtime import Runtime
 
@@ -186,7 +186,7 @@ def deal_slots(
 
 async def sample(
     state: QuestionsState, runtime: Runtime[QuestionDeps]
-) -> dict[str, Any]:
+) -> QuestionsState:
     """Choose the sections and styles of the question set."""
     store = runtime.context.store
     corpus = state["corpus"]
@@ -257,7 +257,7 @@ def _feedback(rejected: Rejected) -> str:
     )
 
 
-async def generate(task: Slot, runtime: Runtime[QuestionDeps]) -> dict[str, Any]:
+async def generate(task: Slot, runtime: Runtime[QuestionDeps]) -> QuestionsState:
     """Write one question for a slot; regenerate once if it fails a gate."""
     deps = runtime.context
     key = section_key(task["doc_id"], task["section_id"])

@@ -1,1 +1,1 @@
-"""Section retrieval indexes: BM25 and dense sentence embeddings."""
+"""Section retrieval: BM25 and dense indexes, and the summaries LLM-guided retrieval reads."""

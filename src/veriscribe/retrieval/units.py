@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from veriscribe.checks.quotable import quotable_units
+from veriscribe.text.sentences import quotable_units
 from veriscribe.text.tokens import bm25_tokens
 
 K1 = 1.5

@@ -24,15 +24,15 @@ from veriscribe.results import (
 )
 from veriscribe.retrieval import minilm
 from veriscribe.retrieval.fused import section_docs, stored_vectors
-from veriscribe.service.common import open_store
-from veriscribe.settings import Settings
-from veriscribe.store import corpora as db
-from veriscribe.store.db import Store
-from veriscribe.text.section_summaries import (
+from veriscribe.retrieval.section_summaries import (
     BatchResult,
     batches,
     summarize_sections,
 )
+from veriscribe.service.common import open_store
+from veriscribe.settings import Settings
+from veriscribe.store import corpora as db
+from veriscribe.store.db import Store
 
 Stage = Literal["read", "store", "summarize", "embed"]
 

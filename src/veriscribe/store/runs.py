@@ -20,9 +20,9 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from veriscribe.redaction import redact
 from veriscribe.results import Usage
@@ -118,6 +118,21 @@ class ItemRecord:
     claimed_by: str | None
 
 
+class CountsDict(TypedDict):
+    """A run's counts and usage totals as plain data (what a summary shows)."""
+
+    total: int
+    pending: int
+    running: int
+    done: int
+    failed: int
+    calls: int
+    prompt_tokens: int
+    output_tokens: int
+    cached_calls: int
+    item_seconds: float
+
+
 @dataclass(frozen=True)
 class Counts:
     """Item counts and usage totals of a run."""
@@ -140,7 +155,7 @@ class Counts:
         """Return the items not finished yet (pending or running)."""
         return self.pending + self.running
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CountsDict:
         """Return the counts as a plain dict."""
         return {
             "total": self.total,
@@ -225,7 +240,7 @@ ON CONFLICT (run_id, item_id) DO UPDATE SET
 
 
 async def ensure_run(
-    store: Store, run_id: str, kind: str, config: dict[str, Any]
+    store: Store, run_id: str, kind: str, config: Mapping[str, object]
 ) -> RunRecord:
     """Create the run if it is new, else store the new config; return it."""
     now = time.time()

@@ -1,5 +1,4 @@
 """Text algorithms the graphs' nodes and the evaluation share, with no LangGraph in them.
 
-Facets and first sentences, TextRank key phrases, repair of cut model replies, and
-one-line section summaries.
+Facets and first sentences, TextRank key phrases, and repair of cut model replies.
 """

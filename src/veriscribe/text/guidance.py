@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from veriscribe.checks.wording import content_words
+from veriscribe.text.tokens import content_words
 
 __all__ = [
     "CONCISE_GUIDE",

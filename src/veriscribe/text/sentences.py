@@ -1,4 +1,4 @@
-"""Every sentence splitter of the text layer, each for its own job.
+"""The package's sentence splitters, each for its own job.
 
 The splitters differ on purpose; pick the one whose job matches:
 
@@ -16,17 +16,26 @@ The splitters differ on purpose; pick the one whose job matches:
   last sentence.
 - :func:`index_units`: a quick regex split of a section into units to index, a hundred
   times faster than pySBD.
+- :func:`claim_sentences`: the sentences of prose as pySBD reads them, with their
+  offsets, pieces under :data:`MIN_CLAIM_SENTENCE_CHARS` dropped: an answer's claim
+  units, and the sentences the support measures compare.
+- :func:`quotable_units`: a section's sentences and list items as spans of its text,
+  hard-wrapped lines read as one: what an answer may quote.
+- :func:`sentence_span`: the whole sentences of a section around a span, a list item
+  with the line that leads into its list: the context a quote is checked and shown
+  with; :func:`has_sentence_end` tells whether a sentence ends in a stretch of text.
 
-The checks (``veriscribe.checks.markers``, ``veriscribe.checks.quotable`` and
-``veriscribe.checks.sentences``) keep their own splitters: they lie below this layer
-and cannot import from it.
+:func:`first_sentence` reads with one segmenter, made once and faster than pySBD's;
+:func:`claim_sentences` and :func:`quotable_units` make pySBD's own segmenter for
+every block they split.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Final
 
 import pysbd
@@ -34,10 +43,23 @@ from pysbd.lang.english import English
 from pysbd.utils import TextSpan
 
 __all__ = [
+    "MAX_UNIT_CHARS",
+    "MIN_CLAIM_SENTENCE_CHARS",
+    "MIN_UNIT_CHARS",
+    "Sentence",
+    "BLANK_LINES",
+    "BULLET_GLYPHS",
+    "INLINE_BULLET",
+    "Unit",
+    "claim_sentences",
     "complete_sentences",
     "first_sentence",
+    "has_sentence_end",
     "index_units",
     "lead_sentence",
+    "quotable_units",
+    "quote_text",
+    "sentence_span",
     "sentences_of",
     "split_sentences",
 ]
@@ -356,3 +378,313 @@ def index_units(text: str) -> list[str]:
     question.
     """
     return _UNIT_END.split(text)
+
+
+# ----------------------------------------------------------------- claim sentences
+
+# A blank line (spaces and tabs allowed) and the whitespace after it: a paragraph break.
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*")
+
+
+def _pysbd_spans(text: str) -> list[TextSpan]:
+    """Return pySBD's sentence spans of ``text``, read by a segmenter of its own."""
+    # A fresh segmenter per call: pySBD keeps the text being split on the object.
+    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    spans: list[TextSpan] = segmenter.segment(text)
+    return spans
+
+
+MIN_CLAIM_SENTENCE_CHARS = 15
+"""Pieces shorter than this (after trimming whitespace) are fragments, not claims."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence of a text, trimmed of surrounding whitespace.
+
+    Attributes:
+        text: The sentence text.
+        start: Offset of its first character in the text.
+        end: Offset just past its last character.
+    """
+
+    text: str
+    start: int
+    end: int
+
+
+def claim_sentences(text: str) -> list[Sentence]:
+    """Split prose into trimmed sentences with pySBD, dropping short fragments."""
+    sentences: list[Sentence] = []
+    cursor = 0
+    for block in _BLOCK_BREAK.split(text):
+        base = text.find(block, cursor) if block else cursor
+        cursor = base + len(block)
+        if not block.strip():
+            continue
+        for span in _pysbd_spans(block):
+            piece = block[span.start : span.end]
+            lead = len(piece) - len(piece.lstrip())
+            trimmed = piece.strip()
+            if len(trimmed) < MIN_CLAIM_SENTENCE_CHARS:
+                continue
+            start = base + span.start + lead
+            sentences.append(Sentence(trimmed, start, start + len(trimmed)))
+    return sentences
+
+
+# ------------------------------------------------------------------ quotable units
+
+# Quotable units of a section: its sentences and list items, as spans of its text.
+# Constrained answers may quote only these units (or name them by id), so every quote
+# is a span of the cited section by construction. Guideline text is often hard-wrapped
+# (PDF extractions) and full of lists, so a unit ends at a sentence end, at a blank line
+# and before a list bullet, but not at a bare line break inside a sentence.
+
+MIN_UNIT_CHARS = 20
+"""Units shorter than this (headings, page numbers, stray labels) are not quotable."""
+
+MAX_UNIT_CHARS = 600
+"""Longer units (run-on table text) are cut at clause ends to keep quotes readable."""
+
+_BULLET_LINE = re.compile(r"\n(?=[ \t]*(?:[-*+•·▪◦‣●○■□►➢]|\d{1,3}[.)])[ \t]+)")
+_CLAUSE_END = re.compile(r"[;:](?=\s)")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A quotable unit: its offsets in the section text and its text on one line."""
+
+    start: int
+    end: int
+    text: str
+
+
+def quote_text(section_text: str, start: int, end: int) -> str:
+    """Return a span of a section as a one-line quote (whitespace runs collapsed)."""
+    return _WHITESPACE.sub(" ", section_text[start:end]).strip()
+
+
+@lru_cache(maxsize=256)
+def quotable_units(section_text: str) -> tuple[Unit, ...]:
+    """Split a section into quotable units, in order, without overlaps."""
+    spans: list[tuple[int, int]] = []
+    for block_start, block_end in _pieces(
+        section_text, 0, len(section_text), _BLOCK_BREAK
+    ):
+        for item_start, item_end in _pieces(
+            section_text, block_start, block_end, _BULLET_LINE
+        ):
+            spans.extend(_unit_sentences(section_text, item_start, item_end))
+    units = []
+    for start, end in spans:
+        for piece_start, piece_end in _bounded(section_text, start, end):
+            text = quote_text(section_text, piece_start, piece_end)
+            if len(text) >= MIN_UNIT_CHARS and any(c.isalpha() for c in text):
+                units.append(Unit(piece_start, piece_end, text))
+    return tuple(units)
+
+
+def _pieces(
+    text: str, start: int, end: int, separator: re.Pattern[str]
+) -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` at a separator into trimmed, non-empty spans."""
+    out = []
+    cursor = start
+    for match in separator.finditer(text, start, end):
+        out.append((cursor, match.start()))
+        cursor = match.end()
+    out.append((cursor, end))
+    return [span for span in map(lambda s: _trim(text, *s), out) if span[1] > span[0]]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _unit_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split one block into sentences with pySBD; line breaks read as spaces."""
+    # Same length as the original, so offsets carry over unchanged.
+    flat = text[start:end].replace("\n", " ")
+    spans = [_trim(text, start + s.start, start + s.end) for s in _pysbd_spans(flat)]
+    return [span for span in spans if span[1] > span[0]] or [(start, end)]
+
+
+def _bounded(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut a unit longer than MAX_UNIT_CHARS at clause ends (or leave it whole)."""
+    if end - start <= MAX_UNIT_CHARS:
+        return [(start, end)]
+    out = []
+    cursor = start
+    for match in _CLAUSE_END.finditer(text, start, end):
+        if match.end() - cursor >= MAX_UNIT_CHARS // 2:
+            out.append(_trim(text, cursor, match.end()))
+            cursor = match.end()
+    out.append(_trim(text, cursor, end))
+    return [span for span in out if span[1] > span[0]]
+
+
+# ------------------------------------------------------------ sentences around a span
+
+# Private-use glyphs that PDF extraction leaves for Wingdings and Symbol bullets.
+_PDF_BULLETS = "\uf0a1\uf0a7\uf0b7\uf0d8"
+# Bullets at a line start; between spaces only those that are never text.
+BULLET_GLYPHS = "-*+•·▪◦‣●○■□►➢♦❖" + _PDF_BULLETS
+_INLINE_GLYPHS = "•▪◦‣►➢♦❖" + _PDF_BULLETS
+INLINE_BULLET = re.compile(rf"(?<=\s)[{re.escape(_INLINE_GLYPHS)}](?=\s)")
+BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
+
+_CONTEXT_WINDOW = 4000
+_SENTENCE_END = re.compile(
+    r"[.!?][\"'”’)\]]*"
+    r"(?:\[[\d,;\s–-]{1,20}\]|\([\d,;\s–-]{1,20}\)|[⁰¹²³⁴⁵⁶⁷⁸⁹⁻,]{1,12})?"
+    r"(?P<space>\s+)"
+)
+_SPAN_ABBREVIATIONS = frozenset(
+    "eg ie etc vs cf al fig figs no nos approx dr mr mrs ms st vol ref ca incl resp "
+    "min max ed eds pp p us uk".split()
+)
+_ABBREVIATION_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_CONTEXT_ITEM = re.compile(
+    rf"(?m)^[ \t]*(?:[{re.escape(BULLET_GLYPHS)}](?=[ \t]|$)"
+    rf"|(?:\d{{1,3}}|[A-Za-z]|[ivxIVX]{{2,4}})[.)][ \t]|\((?:\d{{1,3}}|[A-Za-z])\)[ \t])"
+)
+_CONTEXT_HTML = re.compile(
+    r"(?i)<(?P<close>/)?(?P<name>li|p|div|td|th|tr|table|ul|ol|br|h[1-6])\b[^<>]{0,400}>"
+)
+
+
+def sentence_span(section_text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """Expand a span of a section to the whole sentence or sentences around it.
+
+    A sentence ends at ``.``, ``?`` or ``!`` followed by whitespace (not after an
+    abbreviation such as "e.g." or an initial, and not when the next word starts
+    in lower case), at a blank line, and where a list item starts. When the span
+    starts in a list item, the span also takes in the line that introduces the list
+    when that line ends with a colon ("Avoid the following:"), with any items in
+    between: the lead-in often carries the polarity of every item. The search looks
+    at most a few thousand characters either way.
+
+    Args:
+        section_text: The original text of the section.
+        span: ``(start, end)`` offsets in ``section_text``.
+
+    Returns:
+        ``(start, end)`` offsets with ``start <= span[0]`` and ``end >= span[1]``.
+    """
+    start, end = span
+    n = len(section_text)
+    start = max(0, min(start, n))
+    end = max(start, min(end, n))
+    lo = max(0, start - _CONTEXT_WINDOW)
+    hi = min(n, end + _CONTEXT_WINDOW)
+    cuts = _sentence_cuts(section_text, lo, hi)
+
+    first = 0
+    for k, cut in enumerate(cuts):
+        if cut.next_start <= start:
+            first = k
+        else:
+            break
+    context_start = cuts[first].next_start
+    context_end = hi
+    for cut in cuts:
+        if cut.prev_end >= end:
+            context_end = cut.prev_end
+            break
+    context_start = _lead_in_start(section_text, cuts, first, context_start)
+    context_start = min(context_start, start)
+    context_end = max(context_end, end)
+    while context_start < start and section_text[context_start].isspace():
+        context_start += 1
+    while context_end > end and section_text[context_end - 1].isspace():
+        context_end -= 1
+    return context_start, context_end
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    prev_end: int
+    next_start: int
+    item: bool
+
+
+def has_sentence_end(text: str, start: int, end: int) -> bool:
+    """Tell whether a sentence ends within ``text[start:end]``."""
+    return bool(_sentence_ends(text, start, end))
+
+
+def _sentence_ends(text: str, start: int, end: int) -> list[_Cut]:
+    """Return the sentence ends in ``text[start:end]``."""
+    cuts: list[_Cut] = []
+    for match in _SENTENCE_END.finditer(text, start, end):
+        after = match.end()
+        if after < len(text) and text[after].islower():
+            continue
+        if text[match.start()] == "." and after < len(text):
+            word = _ABBREVIATION_BEFORE.search(
+                text, max(0, match.start() - 12), match.start()
+            )
+            if word:
+                token = word.group(1).replace(".", "").lower()
+                if token in _SPAN_ABBREVIATIONS or len(token) == 1:
+                    continue
+        cuts.append(_Cut(match.start("space"), after, False))
+    return cuts
+
+
+def _sentence_cuts(text: str, lo: int, hi: int) -> list[_Cut]:
+    """Return sentence, paragraph and item boundaries in ``text[lo:hi]``, in order.
+
+    The first cut is a sentinel at ``lo``.
+    """
+    cuts = [_Cut(lo, lo, False), *_sentence_ends(text, lo, hi)]
+    for match in BLANK_LINES.finditer(text, lo, hi):
+        cuts.append(_Cut(match.start(), match.end(), False))
+    for match in _CONTEXT_ITEM.finditer(text, lo, hi):
+        line_start = match.start()
+        cuts.append(_Cut(line_start, line_start, True))
+    for match in INLINE_BULLET.finditer(text, lo, hi):
+        cuts.append(_Cut(match.start(), match.start(), True))
+    for match in _CONTEXT_HTML.finditer(text, lo, hi):
+        is_item = match.group("name").lower() == "li" and not match.group("close")
+        cuts.append(_Cut(match.start(), match.end(), is_item))
+    cuts.sort(key=lambda cut: (cut.next_start, cut.prev_end))
+    return cuts
+
+
+def _lead_in_start(text: str, cuts: list[_Cut], first: int, start: int) -> int:
+    """Extend a context that starts in a list item back to the list's lead-in line."""
+
+    def unit_text(k: int) -> str:
+        end = cuts[k + 1].prev_end if k + 1 < len(cuts) else len(text)
+        return text[cuts[k].next_start : end].strip()
+
+    def is_item(k: int) -> bool:
+        if cuts[k].item:
+            return True
+        # "•" alone on a line, then a blank line, then the item (PDF extractions).
+        j = k - 1
+        while j >= 0 and not unit_text(j):
+            j -= 1
+        return j >= 0 and _is_bare_bullet(unit_text(j))
+
+    if not is_item(first):
+        return start
+    k = first - 1
+    while k >= 0:
+        body = unit_text(k)
+        if not body or _is_bare_bullet(body) or is_item(k):
+            k -= 1
+            continue
+        return cuts[k].next_start if body.endswith(":") else start
+    return start
+
+
+def _is_bare_bullet(text: str) -> bool:
+    return len(text) == 1 and text in BULLET_GLYPHS

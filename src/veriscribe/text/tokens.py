@@ -1,10 +1,13 @@
-"""Both tokenizers, each for its own job.
+"""Every tokenizer of the text layer, each for its own job.
 
 - :func:`bm25_tokens`: lower-cased alphanumeric tokens, English stop words removed and
   Porter2 (Snowball English) stemming applied: what the BM25 indexes and the fused
   retriever match on.
 - :func:`metric_tokens`: lower-cased word, number and punctuation tokens, every one
   kept: what the abstractiveness metrics (novelty and fragments) count.
+- :func:`content_words`: lower-cased words of letters only, longer than two letters
+  and not in :data:`CONTENT_STOP_WORDS`: what the abstract checks compare an abstract's
+  words with its article's and its guidance's by.
 
 The metric tokens follow the DPR-BAG evaluation, which follows Newsroom (Grusky et al.
 2018): the article and the summary are cut into spaCy tokens, lower-cased, and every
@@ -40,13 +43,32 @@ from typing import Any
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-__all__ = ["STOP_WORDS", "bm25_tokens", "metric_tokens"]
+__all__ = [
+    "CONTENT_STOP_WORDS",
+    "STOP_WORDS",
+    "bm25_tokens",
+    "content_words",
+    "metric_tokens",
+]
 
 STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN_PLUS)
 """The NLTK English stop word list, as shipped with bm25s: not BM25 tokens."""
 
+CONTENT_STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all also although among an and any are as at
+    be because been before being below between both but by can could did do does doing
+    down during each either few for from further had has have having he her here hers
+    him his how however i if in into is it its itself just may might more most much must
+    no nor not now of off on once only or other our ours out over own per same she
+    should so some such than that the their theirs them then there these they this those
+    through thus to too under until up upon very was we were what when where whether
+    which while who whom why will with within without would yet you your""".split()
+)
+"""Function words that are not content words: a shorter list than the NLTK one."""
+
 _BM25_TOKEN = re.compile(r"[^\W_]+")
 _METRIC_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|\w+|[^\w\s]")
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 @lru_cache(maxsize=1)
@@ -71,3 +93,12 @@ def metric_tokens(text: str) -> list[str]:
         The tokens in reading order, by the rule in the module docstring.
     """
     return _METRIC_TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def content_words(text: str) -> list[str]:
+    """Return the lower-cased words of ``text`` that carry content (no stop words)."""
+    return [
+        w
+        for w in map(str.lower, _LETTERS.findall(text))
+        if len(w) > 2 and w not in CONTENT_STOP_WORDS
+    ]

@@ -40,10 +40,8 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from veriscribe.checks.wording import (
-    STOP_WORDS,
     CaseIndex,
     WordContexts,
-    content_words,
     read_words,
     repair_case,
     repair_words,
@@ -54,6 +52,7 @@ from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
 from veriscribe.text.pointers import points_to_display, strip_pointers
 from veriscribe.text.sentences import sentences_of
+from veriscribe.text.tokens import CONTENT_STOP_WORDS, content_words
 
 __all__ = [
     "CHECK_FALLBACKS",
@@ -147,7 +146,7 @@ class ArticleView:
         case, contexts = read_words(body)
         # The body's content words are those of its vocabulary: no second reading.
         words = frozenset(
-            w for w in contexts.words if len(w) > 2 and w not in STOP_WORDS
+            w for w in contexts.words if len(w) > 2 and w not in CONTENT_STOP_WORDS
         )
         return cls(
             words,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -26,9 +25,7 @@ from veriscribe.text.facets import (
 from veriscribe.text.sentences import first_sentences
 
 
-async def divide(
-    state: AbstractState, runtime: Runtime[AbstractDeps]
-) -> dict[str, Any]:
+async def divide(state: AbstractState, runtime: Runtime[AbstractDeps]) -> AbstractState:
     """Assign every paragraph to a facet with the configured split strategy."""
     deps = runtime.context
     article = await deps.article(state["doc_key"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -34,7 +33,7 @@ def attempted(state: AbstractState) -> list[FacetResult]:
     return [r for r in current.values() if r["status"] != "empty"]
 
 
-async def join(state: AbstractState) -> dict[str, Any]:
+async def join(state: AbstractState) -> AbstractState:
     """Collect the facet branches and record the facets that failed."""
     failed = [r["name"] for r in attempted(state) if r["status"] == "failed"]
     prefix = "facet_failed" if state["stage"] == "facets" else "regroup_failed"
@@ -51,7 +50,7 @@ def regroup_names(groups: dict[str, list[int]]) -> dict[str, list[int]]:
     return regroup_three(groups)
 
 
-async def regroup(state: AbstractState) -> dict[str, Any]:
+async def regroup(state: AbstractState) -> AbstractState:
     """Regroup six facets into Intro, Main Idea, Results & Conclusions."""
     groups = regroup_names(state["groups"])
     return {
@@ -61,7 +60,7 @@ async def regroup(state: AbstractState) -> dict[str, Any]:
     }
 
 
-async def lead(state: AbstractState, runtime: Runtime[AbstractDeps]) -> dict[str, Any]:
+async def lead(state: AbstractState, runtime: Runtime[AbstractDeps]) -> AbstractState:
     """Use the first 300 characters of each regrouped facet that still failed."""
     article = await runtime.context.article(state["doc_key"])
     results: list[FacetResult] = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -48,9 +47,7 @@ def one_paragraph(draft: str) -> str:
     return " ".join(draft.split())
 
 
-async def refine(
-    state: AbstractState, runtime: Runtime[AbstractDeps]
-) -> dict[str, Any]:
+async def refine(state: AbstractState, runtime: Runtime[AbstractDeps]) -> AbstractState:
     """Refine the draft and check the abstract; if refining fails the draft is used."""
     deps = runtime.context
     draft = draft_of(state)
@@ -65,7 +62,7 @@ async def refine(
         values["words"] = str(deps.options.words or 250)
     article = await deps.article(state["doc_key"])
     started = time.perf_counter()
-    update: dict[str, Any] = {"draft": draft, "prompt_ids": [prompt.id]}
+    update: AbstractState = {"draft": draft, "prompt_ids": [prompt.id]}
     try:
         result = await deps.llm.json(
             prompt.id,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
@@ -13,6 +12,7 @@ from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.llm.client import LLM
 from veriscribe.nodes.abstract.state import (
     AbstractDeps,
+    AbstractState,
     FacetResult,
     FacetTask,
     usage_record,
@@ -193,7 +193,7 @@ class FacetSummariser:
 
 async def summarize_facet(
     task: FacetTask, runtime: Runtime[AbstractDeps]
-) -> dict[str, Any]:
+) -> AbstractState:
     """Summarise one facet; a semantic failure is recorded, not raised."""
     deps = runtime.context
     article = await deps.article(task["doc_key"])

@@ -7,7 +7,6 @@ import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from langchain_core.messages import BaseMessage
@@ -17,7 +16,6 @@ from pydantic import BaseModel, Field
 from veriscribe.checks.markers import (
     format_marker,
     parse_markers,
-    split_sentences,
     strip_markers,
 )
 from veriscribe.checks.support import self_certifies
@@ -56,6 +54,7 @@ from veriscribe.retrieval.units import (
     score_units,
 )
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.sentences import claim_sentences
 
 MAX_SENTENCES = 6
 CONSTRAINED_SENTENCES = 3
@@ -156,7 +155,7 @@ def one_sentence_each(sentences: Sequence[AnswerSentence]) -> list[AnswerSentenc
         text = item["text"]
         # Cut where a sentence starts, so that no character of the answer is lost
         # (the splitter drops fragments too short to be a claim).
-        cuts = [0, *(s.start for s in split_sentences(text)[1:]), len(text)]
+        cuts = [0, *(s.start for s in claim_sentences(text)[1:]), len(text)]
         for start, end in itertools.pairwise(cuts):
             if part := text[start:end].strip():
                 out.append(AnswerSentence(text=part, citations=list(item["citations"])))
@@ -220,7 +219,7 @@ def plain_answer(answer: str) -> str:
     return strip_markers(answer)[0].strip()
 
 
-async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def answer(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     """Write the cited answer, or say that the sections read do not answer.
 
     With ``citations="constrained"`` (the default) the reply's schema admits only the
@@ -282,7 +281,7 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
         llm, build, ordered, options.answer_tokens, numbered=by_id
     )
     read = [section.key for section, _ in chosen]
-    base = {
+    base: QAState = {
         "read_set": read,
         "prompt_ids": [*state.get("prompt_ids", []), prompt.id],
     }
@@ -421,14 +420,14 @@ def similarities(
 
 def scored_answer(
     state: QAState, sections: Sequence[SectionRow], selection: Selection
-) -> dict[str, Any]:
+) -> QAState:
     """Answer with the chosen units themselves, or say the sections read do not answer.
 
     Each sentence is a unit of a section read, cited by its own text: nothing is
     written by a model, and the verifier proves every quote.
     """
     read = [section.key for section in sections]
-    base = {"read_set": read, "notes": list(state.get("notes", []))}
+    base: QAState = {"read_set": read, "notes": list(state.get("notes", []))}
     if selection.not_found:
         nearest = ", ".join(read[:3]) or "none"
         judged = (

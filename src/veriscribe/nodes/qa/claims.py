@@ -12,7 +12,6 @@ state no checkable clinical claim. Sentences it exempts are reported as not chec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
@@ -113,7 +112,7 @@ def cited_flags(split: ClaimSplit) -> list[bool]:
     return flags
 
 
-async def filter_claims(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def filter_claims(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     """Split the answer into sentences and decide which state claims."""
     deps = runtime.context
     split = split_answer(state)

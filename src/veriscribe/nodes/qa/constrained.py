@@ -1,12 +1,13 @@
 """Constrained citations: the answer may cite only sections read, and quote only their units.
 
 The sections read are split into quotable units (sentences and list items, see
-:mod:`veriscribe.checks.quotable`). The answer's JSON schema then admits, for each
-sentence, either a section id read plus one of that section's units word for word
-(``cite_by="quote"``), or the id of a unit (``S1``, ``S2``, ... in reading order;
-``cite_by="id"``), which the code turns into the section and the unit's text. Backends
-that constrain decoding (llama.cpp grammars, Ollama ``format``, JSON-schema servers)
-cannot then write an out-of-section quote; the verifier checks every quote anyway.
+:func:`veriscribe.text.sentences.quotable_units`). The answer's JSON schema then
+admits, for each sentence, either a section id read plus one of that section's units
+word for word (``cite_by="quote"``), or the id of a unit (``S1``, ``S2``, ... in
+reading order; ``cite_by="id"``), which the code turns into the section and the unit's
+text. Backends that constrain decoding (llama.cpp grammars, Ollama ``format``,
+JSON-schema servers) cannot then write an out-of-section quote; the verifier checks
+every quote anyway.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.nodes.qa.state import AnswerSentence, CitationRef
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.sentences import quotable_units
 
 SENTENCE_CHARS = 300
 """Longest answer sentence the schema admits (small models loop)."""

@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
@@ -143,7 +142,7 @@ def format_quotes(quotes: Sequence[str]) -> str:
     return "\n".join(f'[{i}] "{q}"' for i, q in enumerate(quotes, start=1))
 
 
-async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def judge(task: JudgeTask, runtime: Runtime[QADeps]) -> QAState:
     """Judge one claim against the source its quotes span."""
     deps = runtime.context
     sources = task.get("sources") or task["quotes"]
@@ -351,7 +350,7 @@ STATUS_OF_VERDICT: dict[str, ClaimStatus] = {
 }
 
 
-async def join(state: QAState) -> dict[str, Any]:
+async def join(state: QAState) -> QAState:
     """Collect the judge branches into the claims."""
     return {
         "claims": merge_judgements(state.get("claims", []), state.get("judgements", []))

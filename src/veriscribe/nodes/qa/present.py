@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from veriscribe.checks.markers import (
     MARKER_RE,
     MarkerPosition,
-    Sentence,
     coverage_by_window,
 )
 from veriscribe.checks.verbatim import is_compliant
@@ -41,7 +40,9 @@ from veriscribe.results import (
     GraphAnswer,
     RecoveredFrom,
     Retrieval,
+    Tier,
 )
+from veriscribe.text.sentences import Sentence
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
 
@@ -125,9 +126,24 @@ def claim_record(claim: ClaimInfo, tiers: Mapping[int, str]) -> ClaimRecord:
     )
 
 
+class AnswerRates(TypedDict):
+    """The answer's rates (paper section 3.2), its tiers and its coverage by window."""
+
+    cc: float | None
+    vcr: float | None
+    csr_strict: float | None
+    csr_lenient: float | None
+    ccr: float | None
+    scr: float | None
+    tiers: dict[Tier, int]
+    coverage_by_window: dict[str, float | None]
+    covered_by_window: dict[str, int]
+    verbatim_covered_by_window: dict[str, int]
+
+
 def metrics(
     state: QAState, claims: Sequence[ClaimInfo], citations: Sequence[MarkedCitation]
-) -> tuple[dict[str, int], dict[str, Any]]:
+) -> tuple[dict[str, int], AnswerRates]:
     """Return the claim funnel and the answer's rates (paper section 3.2)."""
     tiers = {c["index"]: c["tier"] for c in citations}
     records = [claim_record(claim, tiers) for claim in claims]
@@ -154,7 +170,7 @@ def metrics(
         return round(numerator / denominator, 4) if denominator else None
 
     cited = funnel.verbatim
-    values = {
+    values: AnswerRates = {
         "cc": rate(funnel.covered, funnel.claims),
         "vcr": rate(compliant, len(citations)),
         "csr_strict": rate(funnel.strict, cited),
@@ -281,12 +297,12 @@ def result_of(values: Mapping[str, Any]) -> GraphAnswer | None:
     return GraphAnswer.model_validate(stored) if stored else None
 
 
-async def present(state: QAState) -> dict[str, Any]:
+async def present(state: QAState) -> QAState:
     """Assemble the checked answer; a chat turn also goes into the history."""
     claims = merge_recoveries(state.get("claims", []), state.get("recoveries", []))
     result = assemble(state, claims)
     # The state keeps the result as its JSON object: checkpoints hold plain data.
-    update: dict[str, Any] = {
+    update: QAState = {
         "claims": claims,
         "result": result.model_dump(mode="json"),
     }

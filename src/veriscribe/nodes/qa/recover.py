@@ -14,22 +14,27 @@ sources and the recovered passage together, finds the claim fully supported.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from veriscribe.checks.quotable import quotable_units, quote_text
 from veriscribe.checks.support import certification_guard, lexical_verdict
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.errors import StructuredOutputError
 from veriscribe.nodes.qa.constrained import span_item, units_of
 from veriscribe.nodes.qa.judge import decide, format_quotes
 from veriscribe.nodes.qa.sources import fence_all, fit_sources, resolve_section
-from veriscribe.nodes.qa.state import QADeps, RecoverTask, Recovery, RecoveryResult
+from veriscribe.nodes.qa.state import (
+    QADeps,
+    QAState,
+    RecoverTask,
+    Recovery,
+    RecoveryResult,
+)
 from veriscribe.prompts import load_prompt
 from veriscribe.store.corpora import SectionRow, split_key
+from veriscribe.text.sentences import quotable_units, quote_text
 
 RECOVER_TOKENS = 200
 
@@ -97,7 +102,7 @@ def restated_in(claim: str, sections: Sequence[SectionRow]) -> Recovery | None:
     return None
 
 
-async def recover(task: RecoverTask, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def recover(task: RecoverTask, runtime: Runtime[QADeps]) -> QAState:
     """Look for the missing support of one partially supported claim."""
     deps = runtime.context
     keys = reading_order(task["read_set"], task["cited"])
@@ -157,7 +162,7 @@ async def recover(task: RecoverTask, runtime: Runtime[QADeps]) -> dict[str, Any]
     return _result(task, recovered, note)
 
 
-def _result(task: RecoverTask, recovered: Recovery | None, note: str) -> dict[str, Any]:
+def _result(task: RecoverTask, recovered: Recovery | None, note: str) -> QAState:
     return {
         "recoveries": [
             RecoveryResult(sentence=task["sentence"], recovered=recovered, note=note)

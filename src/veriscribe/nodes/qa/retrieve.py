@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
@@ -129,12 +128,12 @@ async def _llm_pick(
     return keys, len(shown), prompt.id
 
 
-async def retrieve(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def retrieve(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     """Choose the sections to read for the question."""
     return await choose_sections(state, runtime.context)
 
 
-async def choose_sections(state: QAState, deps: QADeps) -> dict[str, Any]:
+async def choose_sections(state: QAState, deps: QADeps) -> QAState:
     """Choose the sections to read for ``state``'s question: the node's update.
 
     Called by the node, and by the retrieval evaluation on questions alone.

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from veriscribe.checks.quotable import quotable_units
 from veriscribe.documents.guidelines import section_key
 from veriscribe.llm.client import LLM
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.sentences import quotable_units
 
 
 def numbered_text(text: str, start: int = 1) -> str:

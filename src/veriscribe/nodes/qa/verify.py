@@ -7,12 +7,10 @@ writes, and nothing inside a guideline section, can change their outcome.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from langgraph.runtime import Runtime
 
-from veriscribe.checks.markers import MarkerPosition, Sentence, attribute
-from veriscribe.checks.quotable import quote_text
+from veriscribe.checks.markers import MarkerPosition, attribute
 from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.documents.guidelines import section_key
 from veriscribe.nodes.qa.state import (
@@ -24,6 +22,7 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.results import ClaimStatus
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.sentences import Sentence, quote_text
 
 
 def check_citations(
@@ -123,7 +122,7 @@ def compliant_sources(
     return list(dict.fromkeys(pairs))
 
 
-async def verify(state: QAState, runtime: Runtime[QADeps]) -> dict[str, Any]:
+async def verify(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     """Attribute citations to claims and check every quote against its section."""
     deps = runtime.context
     citations = state.get("citations", [])

@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from veriscribe.errors import InputError
 from veriscribe.options import AbstractOptions
@@ -61,6 +61,16 @@ def absolute(path: str | Path) -> str:
     return os.path.abspath(os.path.expanduser(path))
 
 
+class StoredConfig(TypedDict):
+    """A run's config as the runs table stores it."""
+
+    model: str
+    options: dict[str, Any]
+    inputs: list[str]
+    out: str
+    concurrency: int
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """What a run is: the model, the options, the inputs and where results go."""
@@ -71,7 +81,7 @@ class RunConfig:
     out: str
     concurrency: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> StoredConfig:
         """Return the config as stored."""
         return {
             "model": self.model,

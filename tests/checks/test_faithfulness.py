@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from veriscribe.text.faithfulness import claim_conflict, entity_tokens
+from veriscribe.checks.faithfulness import claim_conflict, entity_tokens
 
 EVIDENCE = (
     "Traps caught 3,412 female Aedes aegypti over twelve weeks in 120 households. "
