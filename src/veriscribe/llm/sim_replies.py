@@ -32,6 +32,7 @@ _CITATION = re.compile(
 _ABBREVIATION = re.compile(
     r"\b(?:Fig|Figs|et al|e\.g|i\.e|vs|approx|No|Ref|Eq|cf|ca|St|Dr)\.$", re.I
 )
+_ABBREVIATION_TAIL = 12
 _FIGURE = re.compile(
     r"\s*\((?:see )?(?:Fig\.?|Figure|Table|Supplementary)[^)]*\)", re.I
 )
@@ -88,7 +89,9 @@ def sentences(text: str) -> list[str]:
         flat = " ".join(paragraph.split())
         pieces: list[str] = []
         for piece in (s.strip() for s in _SENTENCE.split(flat)):
-            if pieces and _ABBREVIATION.search(pieces[-1]):
+            # The abbreviation ends the piece: its tail holds it and the character
+            # before it ("approx." is the longest).
+            if pieces and _ABBREVIATION.search(pieces[-1][-_ABBREVIATION_TAIL:]):
                 pieces[-1] += " " + piece  # "Fig. 2", "et al. (2010)" go on
             elif piece:
                 pieces.append(piece)
@@ -114,7 +117,8 @@ def _words(text: str) -> int:
 
 def summarise(text: str, rng: random.Random, limit: int = SUMMARY_WORDS) -> str:
     """Keep the first sentence and a few others, in order, reworded, within ``limit``."""
-    pool = [s for s in sentences(text) if _words(s) >= 5] or sentences(text)
+    every = sentences(text)
+    pool = [s for s in every if _words(s) >= 5] or every
     if not pool:
         return ""
     extra = sorted(rng.sample(range(1, len(pool)), min(3, len(pool) - 1)))
@@ -152,7 +156,7 @@ def naive_abstract(article: str, rng: random.Random) -> str:
     if not paragraphs:
         return ""
     step = max(1, len(paragraphs) // 6)
-    openings = [sentences(p)[0] for p in paragraphs[::step] if sentences(p)]
+    openings = [found[0] for p in paragraphs[::step] if (found := sentences(p))]
     return summarise("\n\n".join(openings), rng, ABSTRACT_WORDS)
 
 
