@@ -15,6 +15,7 @@ place, and every later one too.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 import multiprocessing
@@ -64,6 +65,9 @@ def _context() -> multiprocessing.context.BaseContext:
 
 def _worker_start(modules: tuple[str, ...]) -> None:
     """Prepare a worker: deaf to the batch's stop signals, its modules imported."""
+    # What a forked worker inherits is the parent's: never collected here, so that no
+    # finalizer of a parent's object (a database connection) runs in the worker.
+    gc.freeze()
     # The parent stops the batch on Ctrl-C or SIGTERM, and finishes or cancels the
     # steps in flight itself. A forked worker also inherits the event loop's signal
     # wake-up: a signal must not reach the parent's loop a second time through it.
