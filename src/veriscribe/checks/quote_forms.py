@@ -367,9 +367,19 @@ def _mark_structure(
     Each recognized piece becomes one character spanning the original piece; an
     earlier rule wins where two pieces overlap.
     """
-    joined = "".join(chars)
-    n = len(joined)
-    taken = bytearray(n)
+    pieces = _structure_pieces("".join(chars), section=section)
+    if not pieces:
+        return chars, starts, ends
+    return _replace_pieces(chars, starts, ends, sorted(pieces))
+
+
+def _structure_pieces(joined: str, *, section: bool) -> list[tuple[int, int, str]]:
+    """Return the markers and structure of a text, each with its replacement.
+
+    Pieces are ``(start, end, replacement)``, in the order the rules found them; a
+    piece overlapping one found before it is left out.
+    """
+    taken = bytearray(len(joined))
     pieces: list[tuple[int, int, str]] = []
 
     def take(start: int, end: int, replacement: str) -> None:
@@ -407,27 +417,31 @@ def _mark_structure(
             at = joined.find("|", at + 1)
     for match in _REFERENCE.finditer(joined):
         if _is_reference(joined, match.start(), match.end()):
-            content = re.sub(r"\s", "", match.group(1) or match.group(2))
-            if section or (
-                joined[: match.start()].strip() and joined[match.end() :].strip()
-            ):
-                take(match.start(), match.end(), _unit("ref:" + content))
-            else:
-                # At the edge of a quote the text that tells a reference from a
-                # bracketed quantity ("5 (10) mg") is cut off: the quote's marker
-                # may then match either.
-                literal = _BRACKET_SPACE.sub("", _WHITESPACE.sub(" ", match.group(0)))
-                take(
-                    match.start(),
-                    match.end(),
-                    _unit(f"{_EDGE_REFERENCE}{content}{_EDGE_REFERENCE}{literal}"),
-                )
+            take(match.start(), match.end(), _reference_unit(joined, match, section))
     for match in _EMPHASIS.finditer(joined):
         take(match.start(), match.end(), _unit("emphasis"))
+    return pieces
 
-    if not pieces:
-        return chars, starts, ends
-    pieces.sort()
+
+def _reference_unit(joined: str, match: re.Match[str], section: bool) -> str:
+    """Return the sentinel of a reference marker, edge-aware in a quote."""
+    content = re.sub(r"\s", "", match.group(1) or match.group(2))
+    if section or (joined[: match.start()].strip() and joined[match.end() :].strip()):
+        return _unit("ref:" + content)
+    # At the edge of a quote the text that tells a reference from a
+    # bracketed quantity ("5 (10) mg") is cut off: the quote's marker
+    # may then match either.
+    literal = _BRACKET_SPACE.sub("", _WHITESPACE.sub(" ", match.group(0)))
+    return _unit(f"{_EDGE_REFERENCE}{content}{_EDGE_REFERENCE}{literal}")
+
+
+def _replace_pieces(
+    chars: list[str],
+    starts: list[int],
+    ends: list[int],
+    pieces: list[tuple[int, int, str]],
+) -> _Chars:
+    """Replace each piece, sorted and apart, by its one character and its span."""
     out_c: list[str] = []
     out_s: list[int] = []
     out_e: list[int] = []

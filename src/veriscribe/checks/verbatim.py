@@ -413,6 +413,7 @@ def _gap_risk(
 
 
 def _check_elided(quote: str, section_text: str, forms: SectionForms) -> QuoteCheck:
+    """Check a quote with ellipses: its fragments in order, and the text they skip."""
     fragments, trailing_queries = _split_fragments(quote)
     if len(fragments) < 2:
         return QuoteCheck(
@@ -443,10 +444,67 @@ def _check_elided(quote: str, section_text: str, forms: SectionForms) -> QuoteCh
             return QuoteCheck(
                 "fail", None, f"fragment {number} does not occur in the section"
             )
+    placed = _placements(section_text, section, occurrences, shorts)
+    if placed is None:
+        return QuoteCheck(
+            "fail",
+            None,
+            "the fragments do not occur in the section in order without overlap",
+        )
+    safe_paths, reasons = placed.safe_paths, placed.reasons
 
-    # For each fragment, the placements reachable from the previous fragment in
-    # order: any path, and paths whose skipped text is safe. Each maps the start of
-    # an occurrence to the start of its predecessor (or -1 for the first fragment).
+    last_ends = occurrences[-1]
+    if trailing:
+        safe_last = {
+            at: prev
+            for at, prev in safe_paths[-1].items()
+            if _contains_in_order(text, last_ends[at], len(text), trailing)
+        }
+        if safe_paths[-1] and not safe_last:
+            reasons.append(
+                "a short fragment after the last fragment is not in the section"
+            )
+        safe_paths[-1] = safe_last
+
+    if safe_paths[-1]:
+        span = _path_span(safe_paths, section_text, section, last_ends)
+        return _found(
+            section_text, "elided", span, f"{len(fragments)} fragments occur in order"
+        )
+    span = _path_span(placed.any_paths, section_text, section, last_ends)
+    reason = reasons[0] if reasons else "the elision is unsafe"
+    return _found(section_text, "elided_risky", span, reason)
+
+
+@dataclass(slots=True)
+class _Placements:
+    """Where each fragment can sit after the one before it.
+
+    Each path maps the start of an occurrence of its fragment to the start of its
+    predecessor (or -1 for the first fragment).
+    """
+
+    any_paths: list[dict[int, int]]
+    """Placements in order, whatever the text skipped."""
+    safe_paths: list[dict[int, int]]
+    """Placements in order whose skipped text is safe."""
+    reasons: list[str]
+    """Why placements were found unsafe, first found first."""
+
+
+def _placements(
+    section_text: str,
+    section: NormalizedText,
+    occurrences: list[dict[int, int]],
+    shorts: list[tuple[re.Pattern[str], ...]],
+) -> _Placements | None:
+    """Place each fragment's occurrences after the previous fragment's, in order.
+
+    Returns:
+        The placements, or None when the fragments cannot occur in order without
+        overlap.
+    """
+    text = section.text
     any_paths: list[dict[int, int]] = [dict.fromkeys(occurrences[0], -1)]
     safe_first = [
         at for at in occurrences[0] if _contains_in_order(text, 0, at, shorts[0])
@@ -456,7 +514,7 @@ def _check_elided(quote: str, section_text: str, forms: SectionForms) -> QuoteCh
     if shorts[0] and not safe_first:
         reasons.append("a short fragment before fragment 1 is not in the section")
 
-    for index in range(1, len(fragments)):
+    for index in range(1, len(occurrences)):
         prev_ends = occurrences[index - 1]
         reach_any: dict[int, int] = {}
         reach_safe: dict[int, int] = {}
@@ -485,35 +543,10 @@ def _check_elided(quote: str, section_text: str, forms: SectionForms) -> QuoteCh
                     "is not in the skipped text"
                 )
         if not reach_any:
-            return QuoteCheck(
-                "fail",
-                None,
-                "the fragments do not occur in the section in order without overlap",
-            )
+            return None
         any_paths.append(reach_any)
         safe_paths.append(reach_safe)
-
-    last_ends = occurrences[-1]
-    if trailing:
-        safe_last = {
-            at: prev
-            for at, prev in safe_paths[-1].items()
-            if _contains_in_order(text, last_ends[at], len(text), trailing)
-        }
-        if safe_paths[-1] and not safe_last:
-            reasons.append(
-                "a short fragment after the last fragment is not in the section"
-            )
-        safe_paths[-1] = safe_last
-
-    if safe_paths[-1]:
-        span = _path_span(safe_paths, section_text, section, last_ends)
-        return _found(
-            section_text, "elided", span, f"{len(fragments)} fragments occur in order"
-        )
-    span = _path_span(any_paths, section_text, section, last_ends)
-    reason = reasons[0] if reasons else "the elision is unsafe"
-    return _found(section_text, "elided_risky", span, reason)
+    return _Placements(any_paths, safe_paths, reasons)
 
 
 def _path_span(

@@ -218,21 +218,47 @@ def ask(
         max_sentences=max_sentences,
     )
     if question is not None and questions is None:
-        present(
-            lambda on_stage: qa_service.ask(
-                settings,
-                corpus,
-                question,
-                options=options,
-                on_stage=on_stage,
-            ),
-            partial(render.qa_result, errors=terminal.stderr),
-            json_out=json_out,
-            live=render.qa_progress,
-        )
+        _ask_one(settings, corpus, question, options, json_out=json_out)
         return
     if question is not None or questions is None or out is None:
         fail("give either a QUESTION, or --questions FILE with --out FILE")
+    _ask_set(settings, corpus, questions, out, options, limit=limit, json_out=json_out)
+
+
+def _ask_one(
+    settings: Settings,
+    corpus: str,
+    question: str,
+    options: QAOptions,
+    *,
+    json_out: bool,
+) -> None:
+    """Answer one question, its stages shown as they end, and show the answer."""
+    present(
+        lambda on_stage: qa_service.ask(
+            settings,
+            corpus,
+            question,
+            options=options,
+            on_stage=on_stage,
+        ),
+        partial(render.qa_result, errors=terminal.stderr),
+        json_out=json_out,
+        live=render.qa_progress,
+    )
+
+
+def _ask_set(
+    settings: Settings,
+    corpus: str,
+    questions: Path,
+    out: Path,
+    options: QAOptions,
+    *,
+    limit: int | None,
+    json_out: bool,
+) -> None:
+    """Answer a question set into ``out``, with its progress; show its report."""
     present(
         lambda on_answer: qa_service.ask_questions(
             settings,

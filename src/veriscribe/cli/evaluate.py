@@ -26,6 +26,7 @@ from veriscribe.cli.failure import fail
 from veriscribe.cli.output import present, with_plot
 from veriscribe.cli.render import evaluate as render
 from veriscribe.options import JudgeMethod, QAOptions, Retriever
+from veriscribe.settings import Settings
 
 if TYPE_CHECKING:
     from veriscribe.eval.abstract_judge import AbstractJudgeMethod
@@ -159,11 +160,44 @@ def eval_abstracts(
     json_out: JsonOpt = False,
 ) -> None:
     """Score generated abstracts: abstractiveness vs the human abstract, ROUGE-L, recall."""
+    settings = settings_for(model, base_url, endpoint, endpoints_file)
+    present(
+        lambda _: _score_abstracts(
+            settings,
+            results,
+            reference=reference,
+            against=against,
+            plot=plot,
+            kb=kb,
+            resamples=resamples,
+            scorers=scorer or [],
+            support=support,
+            support_judge=support_judge,
+            support_samples=support_samples,
+        ),
+        render.abstract_eval_report,
+        json_out=json_out,
+    )
+
+
+async def _score_abstracts(
+    settings: Settings,
+    results: Path,
+    *,
+    reference: list[str] | None,
+    against: Path | None,
+    plot: Path | None,
+    kb: Path | None,
+    resamples: int,
+    scorers: list[str],
+    support: bool,
+    support_judge: SupportJudgeName,
+    support_samples: int,
+) -> AbstractsReport:
+    """Load the scorer plug-ins, then score the abstracts (their support if asked)."""
     from veriscribe.eval import abstracts as evaluation
     from veriscribe.eval.support import support_checker
     from veriscribe.metrics.scorers import load_scorer_spec
-
-    settings = settings_for(model, base_url, endpoint, endpoints_file)
 
     score = partial(
         evaluation.eval_abstracts,
@@ -174,19 +208,15 @@ def eval_abstracts(
         kb=kb,
         resamples=resamples,
     )
-
-    async def evaluate(_: None) -> AbstractsReport:
-        for spec in scorer or []:
-            load_scorer_spec(spec)
-        if not support:
-            return await score()
-        judge = None if support_judge is SupportJudgeName.auto else support_judge.value
-        async with support_checker(
-            settings, samples=support_samples, judge=judge
-        ) as checker:
-            return await score(support=checker)
-
-    present(evaluate, render.abstract_eval_report, json_out=json_out)
+    for spec in scorers:
+        load_scorer_spec(spec)
+    if not support:
+        return await score()
+    judge = None if support_judge is SupportJudgeName.auto else support_judge.value
+    async with support_checker(
+        settings, samples=support_samples, judge=judge
+    ) as checker:
+        return await score(support=checker)
 
 
 @app.command("labels")
@@ -317,31 +347,77 @@ def eval_judge(
     json_out: JsonOpt = False,
 ) -> None:
     """Measure support judges on labelled pairs from a corpus or from abstracts."""
-    from veriscribe.eval import judge as evaluation
-
     if (corpus is None) == (abstract_pairs is None):
         fail("give one of --corpus NAME and --abstract-pairs ARTICLES")
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     if abstract_pairs is not None:
-        chosen: list[AbstractJudgeMethod] = [
-            name.value for name in method or [JudgeName.checks, JudgeName.hybrid]
-        ]
-        inputs = abstract_pairs
-        present(
-            lambda _: evaluation.eval_abstract_judge(
-                settings,
-                inputs,
-                per_article=per_article,
-                articles=articles,
-                seed=seed,
-                methods=chosen,
-                samples=samples,
-            ),
-            render.abstract_judge_report,
+        _judge_abstract_pairs(
+            settings,
+            abstract_pairs,
+            per_article=per_article,
+            articles=articles,
+            seed=seed,
+            method=method,
+            samples=samples,
             json_out=json_out,
         )
-        return
-    assert corpus is not None
+    elif corpus is not None:
+        _judge_qa_pairs(
+            settings,
+            corpus,
+            sources=sources,
+            seed=seed,
+            method=method,
+            samples=samples,
+            json_out=json_out,
+        )
+
+
+def _judge_abstract_pairs(
+    settings: Settings,
+    inputs: list[str],
+    *,
+    per_article: int,
+    articles: int | None,
+    seed: int,
+    method: list[JudgeName] | None,
+    samples: int,
+    json_out: bool,
+) -> None:
+    """Measure the judges (checks and hybrid by default) on abstracts' pairs."""
+    from veriscribe.eval import judge as evaluation
+
+    chosen: list[AbstractJudgeMethod] = [
+        name.value for name in method or [JudgeName.checks, JudgeName.hybrid]
+    ]
+    present(
+        lambda _: evaluation.eval_abstract_judge(
+            settings,
+            inputs,
+            per_article=per_article,
+            articles=articles,
+            seed=seed,
+            methods=chosen,
+            samples=samples,
+        ),
+        render.abstract_judge_report,
+        json_out=json_out,
+    )
+
+
+def _judge_qa_pairs(
+    settings: Settings,
+    corpus: str,
+    *,
+    sources: int,
+    seed: int,
+    method: list[JudgeName] | None,
+    samples: int,
+    json_out: bool,
+) -> None:
+    """Measure the answer judges (scored by default) on a corpus's pairs."""
+    from veriscribe.eval import judge as evaluation
+
     methods: list[JudgeMethod] = []
     for name in method or [JudgeName.scored]:
         if name.value not in ("scored", "sampled"):

@@ -27,6 +27,7 @@ from veriscribe.eval.reports import (
     MetricSummary,
     Score,
     ScoredResults,
+    SupportDescription,
 )
 from veriscribe.eval.result_files import AbstractItem, read_abstract_items
 from veriscribe.eval.support import (
@@ -673,33 +674,11 @@ async def eval_abstracts(
     scored, unregistered = await _evaluate(
         results_path, refs, aliases, keyphrases, support
     )
-    notes = [
-        f"{name}: {entry.note}"
-        for name, entry in scored.metrics.items()
-        if entry.note and name not in unregistered
-    ]
-    if unregistered:
-        notes.append(
-            f"absent, no scorer registered: {', '.join(unregistered)} (model-based "
-            "metrics are plug-ins: --scorer NAME=module:factory)"
-        )
-    if aliases is None:
-        notes.append(
-            "umls_recall omitted: no knowledge base given (--kb); keyphrase_recall "
-            "counts the reference's TextRank key phrases instead"
-        )
-    notes += [f"reference file skipped: {problem}" for problem in refs.problems]
+    notes = _scoring_notes(scored, unregistered, refs, kb_given=aliases is not None)
     described = None
     if support is not None:
-        calibration = await support.calibrate()
-        described = support.describe()
-        share = calibration.share
-        if share is not None and share < CALIBRATION_FLOOR:
-            notes.append(
-                "claim_support is not meaningful with this judge: it called only "
-                f"{calibration.fully_supported} of {calibration.sentences} article "
-                "sentences fully supported by their own article (judge check)"
-            )
+        described, judge_notes = await _described_judge(support)
+        notes += judge_notes
     report = AbstractsReport(
         **dict(scored),
         reference=list(reference) if reference else None,
@@ -721,3 +700,51 @@ async def eval_abstracts(
         abstract_metrics_plot(report, plot)
         report.plot = str(plot)
     return report
+
+
+def _scoring_notes(
+    scored: ScoredResults,
+    unregistered: list[str],
+    refs: References,
+    *,
+    kb_given: bool,
+) -> list[str]:
+    """Return the notes on how the metrics were scored and what was left out."""
+    notes = [
+        f"{name}: {entry.note}"
+        for name, entry in scored.metrics.items()
+        if entry.note and name not in unregistered
+    ]
+    if unregistered:
+        notes.append(
+            f"absent, no scorer registered: {', '.join(unregistered)} (model-based "
+            "metrics are plug-ins: --scorer NAME=module:factory)"
+        )
+    if not kb_given:
+        notes.append(
+            "umls_recall omitted: no knowledge base given (--kb); keyphrase_recall "
+            "counts the reference's TextRank key phrases instead"
+        )
+    notes += [f"reference file skipped: {problem}" for problem in refs.problems]
+    return notes
+
+
+async def _described_judge(
+    support: SupportChecker,
+) -> tuple[SupportDescription, list[str]]:
+    """Check the support judge on articles' own sentences; describe it.
+
+    Returns:
+        The judge's description, and a note if it called too few of those
+        sentences supported for its figures to mean anything.
+    """
+    calibration = await support.calibrate()
+    described = support.describe()
+    share = calibration.share
+    if share is not None and share < CALIBRATION_FLOOR:
+        return described, [
+            "claim_support is not meaningful with this judge: it called only "
+            f"{calibration.fully_supported} of {calibration.sentences} article "
+            "sentences fully supported by their own article (judge check)"
+        ]
+    return described, []

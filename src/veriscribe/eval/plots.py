@@ -81,6 +81,10 @@ def _name(report: ScoredResults, separator: str = " ") -> str:
     return name
 
 
+_Series = tuple[str, str, Sequence[ArticleScores]]
+"""One system's box in a panel: its colour key, its label and its articles."""
+
+
 def abstract_metrics_plot(report: AbstractsReport, path: Path) -> None:
     """Draw box plots of each abstract metric, generated vs human (and vs --against).
 
@@ -93,27 +97,7 @@ def abstract_metrics_plot(report: AbstractsReport, path: Path) -> None:
         InputError: When the PNG cannot be written.
     """
     plt = _pyplot()
-    other = report.against
-    # A comparison shows the paired articles only, as the bootstrap uses them.
-    records = {"a": list(report.per_article)}
-    if other:
-        shared = {r.id for r in records["a"]} & {r.id for r in other.per_article}
-        records["a"] = [r for r in records["a"] if r.id in shared]
-        records["b"] = [r for r in other.per_article if r.id in shared]
-    # Box labels name the model only where the two sides differ in it (the heading
-    # always does): two long identical names side by side would overprint.
-    same_model = other is not None and report.models == other.models
-
-    def label(side: ScoredResults) -> str:
-        if same_model:
-            return _short(Path(side.results).name, 26)
-        return _name(side, "\n")
-
-    series: list[tuple[str, str, Sequence[ArticleScores]]] = [
-        ("a", label(report), records["a"])
-    ]
-    if other:
-        series.append(("b", label(other), records["b"]))
+    series = _abstract_series(report)
     metrics = [
         m
         for m, entry in report.metrics.items()
@@ -130,65 +114,112 @@ def abstract_metrics_plot(report: AbstractsReport, path: Path) -> None:
         axis.set_visible(False)
 
     for axis, metric in zip(axes.flat, metrics, strict=False):
-        title, unit = _LABELS.get(metric, (metric.replace("_", " ").title(), "score"))
-        boxes: list[tuple[str, str, list[float]]] = [
-            (key, name, _values(chosen, "generated", metric))
-            for key, name, chosen in series
-        ]
         proximity = report.metrics[metric].better == "closer_to_human"
-        if proximity:
-            boxes.append(
-                (
-                    "human",
-                    "human abstracts",
-                    _values(records["a"], "human", metric),
-                )
-            )
-        boxes = [b for b in boxes if b[2]]
-        positions = list(range(1, len(boxes) + 1))
-        drawn = axis.boxplot(
-            [values for _, _, values in boxes],
-            positions=positions,
-            widths=0.55,
-            patch_artist=True,
-            showfliers=False,
-            showmeans=True,
-            medianprops={"color": "black"},
-            meanprops={
-                "marker": "D",
-                "markerfacecolor": "white",
-                "markeredgecolor": "black",
-            },
-        )
-        for patch, (key, _, _) in zip(drawn["boxes"], boxes, strict=True):
-            patch.set_facecolor(_COLOURS[key])
-            patch.set_alpha(0.35)
-        for position, (key, _, values) in zip(positions, boxes, strict=True):
-            # A fixed spread per point (not random) keeps the picture reproducible.
-            offsets = [((i * 0.618) % 1.0 - 0.5) * 0.3 for i in range(len(values))]
-            axis.scatter(
-                [position + o for o in offsets],
-                values,
-                s=9,
-                color=_COLOURS[key],
-                alpha=0.7,
-                zorder=3,
-            )
-        axis.set_xticks(positions)
-        axis.set_xticklabels(
-            [f"{name}\nn={len(values)}" for _, name, values in boxes], fontsize=8
-        )
-        goal = "closer to human is better" if proximity else "higher is better"
-        axis.set_title(f"{title}\n({goal})", fontsize=10)
-        axis.set_ylabel(unit, fontsize=9)
-        if metric == "density":
-            # Extractive outputs reach hundreds while human abstracts sit near 5.
-            axis.set_yscale("symlog", linthresh=1.0)
-            highest = max((max(values) for _, _, values in boxes), default=1.0)
-            axis.set_ylim(bottom=0.0, top=max(highest, 1.0) * 2.0)
-            axis.set_ylabel(f"{unit} (log scale)", fontsize=9)
-        axis.grid(axis="y", alpha=0.3)
+        _metric_panel(axis, metric, series, proximity=proximity)
 
+    figure.suptitle(_abstract_heading(report, len(series[0][2])), fontsize=11)
+    figure.tight_layout(rect=(0, 0, 1, 0.95 if rows > 1 else 0.88))
+    _save(plt, figure, path)
+
+
+def _abstract_series(report: AbstractsReport) -> list[_Series]:
+    """Return the systems a panel shows: the results, and those compared with them."""
+    other = report.against
+    # A comparison shows the paired articles only, as the bootstrap uses them.
+    records = {"a": list(report.per_article)}
+    if other:
+        shared = {r.id for r in records["a"]} & {r.id for r in other.per_article}
+        records["a"] = [r for r in records["a"] if r.id in shared]
+        records["b"] = [r for r in other.per_article if r.id in shared]
+    # Box labels name the model only where the two sides differ in it (the heading
+    # always does): two long identical names side by side would overprint.
+    same_model = other is not None and report.models == other.models
+
+    def label(side: ScoredResults) -> str:
+        if same_model:
+            return _short(Path(side.results).name, 26)
+        return _name(side, "\n")
+
+    series: list[_Series] = [("a", label(report), records["a"])]
+    if other:
+        series.append(("b", label(other), records["b"]))
+    return series
+
+
+def _metric_panel(
+    axis: Any, metric: str, series: list[_Series], *, proximity: bool
+) -> None:
+    """Draw one metric's boxes: each system's, and with ``proximity`` the human one.
+
+    The human abstracts are those of the first system's articles.
+    """
+    title, unit = _LABELS.get(metric, (metric.replace("_", " ").title(), "score"))
+    boxes: list[tuple[str, str, list[float]]] = [
+        (key, name, _values(chosen, "generated", metric))
+        for key, name, chosen in series
+    ]
+    if proximity:
+        boxes.append(
+            (
+                "human",
+                "human abstracts",
+                _values(series[0][2], "human", metric),
+            )
+        )
+    boxes = [b for b in boxes if b[2]]
+    _draw_boxes(axis, boxes)
+    goal = "closer to human is better" if proximity else "higher is better"
+    axis.set_title(f"{title}\n({goal})", fontsize=10)
+    axis.set_ylabel(unit, fontsize=9)
+    if metric == "density":
+        # Extractive outputs reach hundreds while human abstracts sit near 5.
+        axis.set_yscale("symlog", linthresh=1.0)
+        highest = max((max(values) for _, _, values in boxes), default=1.0)
+        axis.set_ylim(bottom=0.0, top=max(highest, 1.0) * 2.0)
+        axis.set_ylabel(f"{unit} (log scale)", fontsize=9)
+    axis.grid(axis="y", alpha=0.3)
+
+
+def _draw_boxes(axis: Any, boxes: list[tuple[str, str, list[float]]]) -> None:
+    """Draw a box per ``(colour key, label, values)``, its values as dots beside it."""
+    positions = list(range(1, len(boxes) + 1))
+    drawn = axis.boxplot(
+        [values for _, _, values in boxes],
+        positions=positions,
+        widths=0.55,
+        patch_artist=True,
+        showfliers=False,
+        showmeans=True,
+        medianprops={"color": "black"},
+        meanprops={
+            "marker": "D",
+            "markerfacecolor": "white",
+            "markeredgecolor": "black",
+        },
+    )
+    for patch, (key, _, _) in zip(drawn["boxes"], boxes, strict=True):
+        patch.set_facecolor(_COLOURS[key])
+        patch.set_alpha(0.35)
+    for position, (key, _, values) in zip(positions, boxes, strict=True):
+        # A fixed spread per point (not random) keeps the picture reproducible.
+        offsets = [((i * 0.618) % 1.0 - 0.5) * 0.3 for i in range(len(values))]
+        axis.scatter(
+            [position + o for o in offsets],
+            values,
+            s=9,
+            color=_COLOURS[key],
+            alpha=0.7,
+            zorder=3,
+        )
+    axis.set_xticks(positions)
+    axis.set_xticklabels(
+        [f"{name}\nn={len(values)}" for _, name, values in boxes], fontsize=8
+    )
+
+
+def _abstract_heading(report: AbstractsReport, paired: int) -> str:
+    """Return the figure's heading: the systems, their counts, how to read a box."""
+    other = report.against
     heading = f"Abstract metrics per article: {_name(report)}"
     if other:
         heading = (
@@ -201,17 +232,14 @@ def abstract_metrics_plot(report: AbstractsReport, path: Path) -> None:
     heading += (
         "\n"
         + (
-            f"A: {counts[0]}, B: {counts[1]}; shown: the {len(records['a'])} paired"
-            " articles"
+            f"A: {counts[0]}, B: {counts[1]}; shown: the {paired} paired articles"
             if other
             else counts[0]
         )
         + "; boxes: quartiles, whiskers: 1.5 IQR, line: median, diamond: mean, "
         "dots: articles"
     )
-    figure.suptitle(heading, fontsize=11)
-    figure.tight_layout(rect=(0, 0, 1, 0.95 if rows > 1 else 0.88))
-    _save(plt, figure, path)
+    return heading
 
 
 def _percent_axis(axis: Any) -> None:
@@ -226,15 +254,31 @@ def qa_funnel_plot(report: QAReport, path: Path) -> None:
         InputError: When the PNG cannot be written.
     """
     plt = _pyplot()
-    funnel = report.funnel
-    claims = funnel.claims
     # Answers scored against gold answers get a fourth panel.
     scored = report.gold is not None or report.not_found_scores is not None
     figure, axes = plt.subplots(
         1, 4 if scored else 3, figsize=(20 if scored else 15, 4.8)
     )
     left, middle, right = axes[:3]
+    _funnel_panel(left, report)
+    _coverage_panel(middle, report)
+    _tiers_panel(right, report)
+    if scored:
+        _gold_panel(axes[3], report)
 
+    figure.suptitle(
+        f"Checked answers: {_short(Path(report.results).name, 40)} "
+        f"({report.answers} answers)",
+        fontsize=11,
+    )
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    _save(plt, figure, path)
+
+
+def _funnel_panel(axis: Any, report: QAReport) -> None:
+    """Draw the claim funnel: the share of claims that pass each stage."""
+    funnel = report.funnel
+    claims = funnel.claims
     stages = [
         ("claims", claims),
         ("covered", funnel.covered),
@@ -244,9 +288,9 @@ def qa_funnel_plot(report: QAReport, path: Path) -> None:
         ("strict +\nrecovered", funnel.strict + funnel.recovered),
     ]
     shares = [100 * n / claims if claims else 0.0 for _, n in stages]
-    bars = left.bar([name for name, _ in stages], shares, color="#1f77b4", alpha=0.8)
+    bars = axis.bar([name for name, _ in stages], shares, color="#1f77b4", alpha=0.8)
     for bar, (_, count), share in zip(bars, stages, shares, strict=True):
-        left.annotate(
+        axis.annotate(
             f"{count}\n{share:.0f}%",
             (bar.get_x() + bar.get_width() / 2, share),
             ha="center",
@@ -254,15 +298,18 @@ def qa_funnel_plot(report: QAReport, path: Path) -> None:
             fontsize=8,
         )
     judged = claims - report.verdicts.get(UNJUDGED, 0)
-    left.set_title(
+    axis.set_title(
         f"Claim funnel ({claims} claims, {funnel.sentences} sentences"
         + (", none judged)" if claims and not judged else ")")
     )
-    left.set_ylabel("% of claims")
-    left.tick_params(axis="x", labelsize=8)
-    _percent_axis(left)
-    left.set_ylim(0, 120)
+    axis.set_ylabel("% of claims")
+    axis.tick_params(axis="x", labelsize=8)
+    _percent_axis(axis)
+    axis.set_ylim(0, 120)
 
+
+def _coverage_panel(axis: Any, report: QAReport) -> None:
+    """Draw citation coverage against the attribution window k."""
     windows = report.coverage_by_window
     ks = [int(k) for k in windows]
     for values, label, colour in (
@@ -276,37 +323,30 @@ def qa_funnel_plot(report: QAReport, path: Path) -> None:
         shown = [v for v in values if v is not None]
         if len(shown) < len(values):
             continue
-        middle.plot(ks, [100 * v for v in shown], marker="o", label=label, color=colour)
-    middle.set_title("Citation coverage by attribution window k")
-    middle.set_xlabel("k (claims a marker credits, 0 = its own sentence)")
-    middle.set_ylabel("% of claims covered")
-    middle.set_xticks(ks)
-    middle.legend(fontsize=8, loc="lower right")
-    _percent_axis(middle)
+        axis.plot(ks, [100 * v for v in shown], marker="o", label=label, color=colour)
+    axis.set_title("Citation coverage by attribution window k")
+    axis.set_xlabel("k (claims a marker credits, 0 = its own sentence)")
+    axis.set_ylabel("% of claims covered")
+    axis.set_xticks(ks)
+    axis.legend(fontsize=8, loc="lower right")
+    _percent_axis(axis)
 
+
+def _tiers_panel(axis: Any, report: QAReport) -> None:
+    """Draw the share of citations in each verbatim tier, compliant ones in green."""
     tiers = report.tiers
     names = list(tiers)
     counts = [tiers[t].count for t in names]
     total = report.citations
     colours = ["#2ca02c" if t in COMPLIANT_TIERS else "#d62728" for t in names]
-    right.bar(names, [100 * c / total if total else 0.0 for c in counts], color=colours)
+    axis.bar(names, [100 * c / total if total else 0.0 for c in counts], color=colours)
     for index, count in enumerate(counts):
         share = 100 * count / total if total else 0.0
-        right.annotate(f"{count}", (index, share), ha="center", va="bottom", fontsize=8)
-    right.set_title(f"Verbatim tiers of {total} citations (green: compliant)")
-    right.set_ylabel("% of citations")
-    right.tick_params(axis="x", labelsize=8, rotation=20)
-    _percent_axis(right)
-    if scored:
-        _gold_panel(axes[3], report)
-
-    figure.suptitle(
-        f"Checked answers: {_short(Path(report.results).name, 40)} "
-        f"({report.answers} answers)",
-        fontsize=11,
-    )
-    figure.tight_layout(rect=(0, 0, 1, 0.93))
-    _save(plt, figure, path)
+        axis.annotate(f"{count}", (index, share), ha="center", va="bottom", fontsize=8)
+    axis.set_title(f"Verbatim tiers of {total} citations (green: compliant)")
+    axis.set_ylabel("% of citations")
+    axis.tick_params(axis="x", labelsize=8, rotation=20)
+    _percent_axis(axis)
 
 
 def _gold_panel(axis: Any, report: QAReport) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -21,7 +21,7 @@ from veriscribe.checks.question_gates import GATES
 from veriscribe.errors import InputError
 from veriscribe.eval.reports import QuestionSetReport
 from veriscribe.graphs.questions import build_questions_graph
-from veriscribe.graphs.runner import GraphRunner, thread_key
+from veriscribe.graphs.runner import GraphRunner, ThreadRun, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
 from veriscribe.nodes.questions import (
@@ -32,10 +32,12 @@ from veriscribe.nodes.questions import (
     QuestionsState,
 )
 from veriscribe.prompts import load_prompt
+from veriscribe.results import Usage
 from veriscribe.service.common import open_store
 from veriscribe.service.corpora import require_corpus
 from veriscribe.settings import Settings
 from veriscribe.store import corpora
+from veriscribe.store.db import Store
 from veriscribe.store.files import write_atomically
 
 __all__ = ["make_questions", "parse_styles"]
@@ -128,18 +130,8 @@ async def make_questions(
         await require_corpus(store, corpus)
         if llm is None:
             llm = make_llm(settings.model, settings, store)
-        version = await corpora.corpus_version(store, corpus)
-        prompt_ids = [load_prompt("questions", s).id for s in styles]
-        thread_id = thread_key(
-            "questions",
-            corpus,
-            version,
-            n,
-            list(styles),
-            seed,
-            min_words,
-            llm.identity,
-            prompt_ids,
+        thread_id = await _thread_id(
+            store, corpus, n, styles, seed=seed, min_words=min_words, llm=llm
         )
         runner = await GraphRunner.open(
             build_questions_graph(), store, max_concurrency=llm.settings.concurrency
@@ -163,13 +155,67 @@ async def make_questions(
             QuestionDeps(store=store, llm=llm, on_item=progress),
             finished=lambda values: values.get("slots") is not None,
         )
-        resumed, reused = run.resumed, run.reused
-        state = run.values
-        items = sorted(state.get("items", []), key=lambda i: i["slot"])
+        items = sorted(run.values.get("items", []), key=lambda i: i["slot"])
         kept = [i for i in items if i["question"] is not None]
         _write(out, [output_record(corpus, i, llm.label) for i in kept])
         usage = await runner.usage(run)
+    return _question_set_report(
+        run,
+        items,
+        out,
+        corpus,
+        n,
+        styles,
+        seed=seed,
+        model=llm.label,
+        usage=usage,
+        seconds=round(time.perf_counter() - started, 2),
+    )
+
+
+async def _thread_id(
+    store: Store,
+    corpus: str,
+    n: int,
+    styles: Sequence[str],
+    *,
+    seed: int,
+    min_words: int,
+    llm: LLM,
+) -> str:
+    """Return the question set's thread: the corpus version, options, model, prompts."""
+    version = await corpora.corpus_version(store, corpus)
+    prompt_ids = [load_prompt("questions", s).id for s in styles]
+    return thread_key(
+        "questions",
+        corpus,
+        version,
+        n,
+        list(styles),
+        seed,
+        min_words,
+        llm.identity,
+        prompt_ids,
+    )
+
+
+def _question_set_report(
+    run: ThreadRun,
+    items: list[QuestionItem],
+    out: Path,
+    corpus: str,
+    n: int,
+    styles: Sequence[str],
+    *,
+    seed: int,
+    model: str,
+    usage: Usage,
+    seconds: float,
+) -> QuestionSetReport:
+    """Return the summary of a question set's items, kept and dropped."""
+    state = run.values
     slots = state.get("slots", [])
+    kept = [i for i in items if i["question"] is not None]
     dropped = [i for i in items if i["question"] is None]
     notes = []
     if len(slots) < n:
@@ -184,16 +230,10 @@ async def make_questions(
         slots=len(slots),
         kept=len(kept),
         dropped=len(dropped),
-        dropped_by_reason=dict(
-            sorted(Counter(f for i in dropped for f in i["dropped"]).items())
-        ),
+        dropped_by_reason=_counted(i["dropped"] for i in dropped),
         regenerated=sum(bool(i["rejected"]) for i in kept),
-        regenerated_by_reason=dict(
-            sorted(
-                Counter(
-                    f for i in items for r in i["rejected"][:1] for f in r["failed"]
-                ).items()
-            )
+        regenerated_by_reason=_counted(
+            r["failed"] for i in items for r in i["rejected"][:1]
         ),
         by_style=dict(Counter(i["style"] for i in kept)),
         documents=len({i["doc_id"] for i in kept}),
@@ -201,11 +241,18 @@ async def make_questions(
         skipped_sections=state.get("skipped", {}),
         styles=list(styles),
         seed=seed,
-        model=llm.label,
-        thread_id=thread_id,
-        resumed=resumed,
-        reused=reused,
+        model=model,
+        thread_id=run.thread_id,
+        resumed=run.resumed,
+        reused=run.reused,
         usage=usage,
-        seconds=round(time.perf_counter() - started, 2),
+        seconds=seconds,
         notes=notes,
+    )
+
+
+def _counted(reasons: Iterable[list[str]]) -> dict[str, int]:
+    """Count the reasons (gates failed) over every list, in the reasons' order."""
+    return dict(
+        sorted(Counter(reason for found in reasons for reason in found).items())
     )

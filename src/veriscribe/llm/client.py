@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -408,27 +409,61 @@ class LLM:
             else ""
         )
         if use_cache and self.store is not None:
-            hit = await calls.cache_get(self.store, key)
+            hit = await self._cached(self.store, prompt_id, key)
             if hit is not None:
-                await self._log(
-                    prompt_id, hit.prompt_tokens, hit.output_tokens, 0.0, "cached"
-                )
-                return hit.content, Usage(cached_calls=1), 0.0, 1
+                return hit
         kwargs = self.limit_kwargs(max_out)
         if schema is not None:
             kwargs.update(self.json_kwargs(schema))
         kwargs.update(extra or {})
         timeout = call_timeout(self.settings, self.spec.backend, prompt_tokens, max_out)
+        (reply, seconds, served_by), attempt = await self._retried(
+            partial(self._attempt, prompt_id, messages, kwargs, prompt_tokens, timeout)
+        )
+        raw = str(reply.content)
+        meta = getattr(reply, "usage_metadata", None) or {}
+        usage = Usage(
+            calls=1,
+            prompt_tokens=int(meta.get("input_tokens") or prompt_tokens),
+            output_tokens=int(meta.get("output_tokens") or 0),
+        )
+        if self.store is not None:
+            cached = use_cache and (schema is None or _parses(raw, schema))
+            await self._record(
+                self.store,
+                prompt_id,
+                raw,
+                usage,
+                seconds,
+                served_by,
+                key=key if cached else None,
+            )
+        return raw, usage, seconds, attempt
+
+    async def _cached(
+        self, store: Store, prompt_id: str, key: str
+    ) -> tuple[str, Usage, float, int] | None:
+        """Return the cached reply under ``key``, logged as a cached call, if any."""
+        hit = await calls.cache_get(store, key)
+        if hit is None:
+            return None
+        await self._log(prompt_id, hit.prompt_tokens, hit.output_tokens, 0.0, "cached")
+        return hit.content, Usage(cached_calls=1), 0.0, 1
+
+    async def _retried(self, attempt_once: Callable[[], Awaitable[V]]) -> tuple[V, int]:
+        """Repeat an attempt while it fails transiently; return it and the attempts.
+
+        Raises:
+            BackendUnavailable: The last attempt failed too, or its failure is not
+                worth repeating.
+        """
         attempts = self.settings.retries + 1
         first_start = time.perf_counter()
         attempt = 0
         while True:
             attempt += 1
             try:
-                reply, seconds, served_by = await self._attempt(
-                    prompt_id, messages, kwargs, prompt_tokens, timeout
-                )
-                break
+                return await attempt_once(), attempt
             except BackendUnavailable as error:
                 # A timeout of the embedded backend is not worth repeating: its
                 # worker thread is still busy with the abandoned call.
@@ -443,30 +478,34 @@ class LLM:
                     # A pool needs no pause: the failed server is cooling down and
                     # the next attempt goes to another, or waits for one.
                     await asyncio.sleep(backoff(attempt))
-        raw = str(reply.content)
-        meta = getattr(reply, "usage_metadata", None) or {}
-        usage = Usage(
-            calls=1,
-            prompt_tokens=int(meta.get("input_tokens") or prompt_tokens),
-            output_tokens=int(meta.get("output_tokens") or 0),
+
+    async def _record(
+        self,
+        store: Store,
+        prompt_id: str,
+        raw: str,
+        usage: Usage,
+        seconds: float,
+        served_by: str,
+        *,
+        key: str | None,
+    ) -> None:
+        """Log an answered call, and cache its reply under ``key`` unless None."""
+        cached = (
+            None
+            if key is None
+            else (key, CachedResponse(raw, usage.prompt_tokens, usage.output_tokens))
         )
-        if self.store is not None:
-            cached = (
-                (key, CachedResponse(raw, usage.prompt_tokens, usage.output_tokens))
-                if use_cache and (schema is None or _parses(raw, schema))
-                else None
-            )
-            fields = self._log_fields(
-                prompt_id,
-                usage.prompt_tokens,
-                usage.output_tokens,
-                seconds,
-                "ok",
-                endpoint=served_by,
-            )
-            # One trip to the database for the log row and the cached reply.
-            await calls.log_answered_call(self.store, fields, cached)
-        return raw, usage, seconds, attempt
+        fields = self._log_fields(
+            prompt_id,
+            usage.prompt_tokens,
+            usage.output_tokens,
+            seconds,
+            "ok",
+            endpoint=served_by,
+        )
+        # One trip to the database for the log row and the cached reply.
+        await calls.log_answered_call(store, fields, cached)
 
     async def _attempt(
         self,

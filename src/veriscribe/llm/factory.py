@@ -160,76 +160,102 @@ def make_llm(
     endpoints = resolve_endpoints(parsed, settings)
     if endpoints:
         return endpoints_llm(parsed, endpoints, settings, store)
-    cfg = settings.llm
     if parsed.backend == "local":
-        from veriscribe.llm.local import ChatLlamaCpp
-
-        path = local_model_path(settings, parsed.name)
-        chat = ChatLlamaCpp(
-            model_path=path,
-            n_ctx=cfg.context_tokens,
-            n_threads=cfg.threads,
-            # Calls beyond the contexts would only wait, so the concurrency is the
-            # number worth having (the model caps it at the threads).
-            contexts=cfg.local_contexts or cfg.concurrency,
-            temperature=cfg.temperature,
-            max_tokens=cfg.max_output_tokens,
-        )
-        return LLM(
-            spec=parsed,
-            chat=chat,
-            settings=cfg,
-            count_tokens=chat.count_tokens,
-            json_kwargs=lambda s: {
-                "response_format": {"type": "json_object", "schema": s}
-            },
-            limit_kwargs=lambda n: {"max_tokens": n},
-            context_tokens=cfg.context_tokens,
-            store=store,
-            endpoint=str(path),
-            # A bundled model's file is named after it, so this is its label too.
-            model_name=path.stem,
-            # Another file under the same name is another model.
-            identity_parts=(f"bytes={path.stat().st_size}",),
-            scores_choices=True,
-            guards_copying=True,
-        )
+        return _local_llm(parsed, settings, store)
     if parsed.backend == "ollama":
-        host = ollama_host()
-        return LLM(
-            spec=parsed,
-            chat=ollama_chat(parsed.name, host, cfg),
-            store=store,
-            endpoint=shown_url(host),
-            **server_llm_kwargs("ollama", cfg),
-        )
+        return _ollama_llm(parsed, settings.llm, store)
     if parsed.backend == "openai":
-        base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        api_key = os.environ.get("OPENAI_API_KEY")
-        if not api_key and base_url is None:
-            raise ConfigError(
-                "openai backend needs OPENAI_API_KEY, or a server URL from --base-url or "
-                "OPENAI_BASE_URL"
-            )
-        return LLM(
-            spec=parsed,
-            chat=openai_chat(parsed.name, base_url, cfg, api_key),
-            store=store,
-            endpoint=shown_url(base_url or "https://api.openai.com/v1"),
-            **server_llm_kwargs("openai", cfg),
+        return _openai_llm(parsed, settings, store)
+    return _sim_llm(parsed, settings.llm, store)
+
+
+def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
+    """Return an LLM on the embedded model that ``spec`` names."""
+    from veriscribe.llm.local import ChatLlamaCpp
+
+    cfg = settings.llm
+    path = local_model_path(settings, spec.name)
+    chat = ChatLlamaCpp(
+        model_path=path,
+        n_ctx=cfg.context_tokens,
+        n_threads=cfg.threads,
+        # Calls beyond the contexts would only wait, so the concurrency is the
+        # number worth having (the model caps it at the threads).
+        contexts=cfg.local_contexts or cfg.concurrency,
+        temperature=cfg.temperature,
+        max_tokens=cfg.max_output_tokens,
+    )
+    return LLM(
+        spec=spec,
+        chat=chat,
+        settings=cfg,
+        count_tokens=chat.count_tokens,
+        json_kwargs=lambda s: {"response_format": {"type": "json_object", "schema": s}},
+        limit_kwargs=lambda n: {"max_tokens": n},
+        context_tokens=cfg.context_tokens,
+        store=store,
+        endpoint=str(path),
+        # A bundled model's file is named after it, so this is its label too.
+        model_name=path.stem,
+        # Another file under the same name is another model.
+        identity_parts=(f"bytes={path.stat().st_size}",),
+        scores_choices=True,
+        guards_copying=True,
+    )
+
+
+def _ollama_llm(spec: ModelSpec, cfg: LLMSettings, store: Store | None) -> LLM:
+    """Return an LLM on the Ollama server of ``OLLAMA_HOST`` (or the default)."""
+    host = ollama_host()
+    return LLM(
+        spec=spec,
+        chat=ollama_chat(spec.name, host, cfg),
+        store=store,
+        endpoint=shown_url(host),
+        **server_llm_kwargs("ollama", cfg),
+    )
+
+
+def _openai_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
+    """Return an LLM on OpenAI, or on the OpenAI-compatible server given.
+
+    Raises:
+        ConfigError: Neither an API key nor a server URL is given.
+    """
+    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = os.environ.get("OPENAI_API_KEY")
+    if not api_key and base_url is None:
+        raise ConfigError(
+            "openai backend needs OPENAI_API_KEY, or a server URL from --base-url or "
+            "OPENAI_BASE_URL"
         )
+    return LLM(
+        spec=spec,
+        chat=openai_chat(spec.name, base_url, settings.llm, api_key),
+        store=store,
+        endpoint=shown_url(base_url or "https://api.openai.com/v1"),
+        **server_llm_kwargs("openai", settings.llm),
+    )
+
+
+def _sim_llm(spec: ModelSpec, cfg: LLMSettings, store: Store | None) -> LLM:
+    """Return an LLM on the simulated model, with the options ``spec`` gives it.
+
+    Raises:
+        ConfigError: An option of ``spec`` is not a number.
+    """
     from veriscribe.llm.sim import SimChatModel
 
     try:
         sim = SimChatModel(
-            latency=float(parsed.params.get("latency", 0)),
-            fail=float(parsed.params.get("fail", 0)),
-            seed=int(parsed.params.get("seed", 0)),
+            latency=float(spec.params.get("latency", 0)),
+            fail=float(spec.params.get("fail", 0)),
+            seed=int(spec.params.get("seed", 0)),
         )
     except ValueError as exc:
-        raise ConfigError(f"bad sim option in {parsed}: {exc}") from exc
+        raise ConfigError(f"bad sim option in {spec}: {exc}") from exc
     return LLM(
-        spec=parsed,
+        spec=spec,
         chat=sim,
         settings=cfg,
         count_tokens=estimate_tokens,

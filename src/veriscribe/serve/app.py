@@ -338,65 +338,84 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def add_routes(app: FastAPI, server: Server) -> None:
     """Add the API's endpoints to ``app``."""
+    _add_probes(app, server)
+    _add_answer_routes(app, server)
+    _add_corpus_routes(app, server)
+    _add_abstract_routes(app, server)
+    _add_run_routes(app, server)
+
+
+async def _within_limits(
+    server: Server, ticket: Ticket, work: Callable[[], Awaitable[T]]
+) -> T:
+    """Do admitted work once it has a slot, for at most the server's timeout."""
+    # The work starts only once it has a slot, and has timeout_s from then on.
+    async with ticket, asyncio.timeout(server.config.timeout_s):
+        return await work()
+
+
+async def _answer(
+    server: Server, body: AnswerRequest, on_stage: OnStage | None
+) -> CheckedAnswer:
+    """Answer a question alone, or as the next turn of its chat session."""
     settings = server.settings
-    timeout_s = server.config.timeout_s
-
-    async def within_limits(ticket: Ticket, work: Callable[[], Awaitable[T]]) -> T:
-        # The work starts only once it has a slot, and has timeout_s from then on.
-        async with ticket, asyncio.timeout(timeout_s):
-            return await work()
-
-    async def answer(body: AnswerRequest, on_stage: OnStage | None) -> CheckedAnswer:
-        options = body.options()
-        if body.session is None:
-            return await service.ask(
-                settings, body.corpus, body.question, options=options, on_stage=on_stage
-            )
-        # Two turns of one chat at once would write over each other's history.
-        key = f"{body.corpus}:{body.session}"
-        chat_lock = server.chats.setdefault(key, ChatLock())
-        chat_lock.users += 1
-        try:
-            async with (
-                chat_lock.lock,
-                service.ChatSession.open(
-                    settings, body.corpus, session_id=body.session, options=options
-                ) as chat,
-            ):
-                return await chat.ask(body.question, on_stage=on_stage)
-        finally:
-            chat_lock.users -= 1
-            if not chat_lock.users:
-                server.chats.pop(key, None)
-
-    async def stream(
-        body: AnswerRequest, ticket: Ticket
-    ) -> AsyncIterator[dict[str, str]]:
-        events: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
-
-        def on_stage(node: str, change: dict[str, Any]) -> None:
-            data = {"stage": node, "update": stage_payload(change)}
-            events.put_nowait({"event": "stage", "data": json.dumps(data)})
-
-        task = asyncio.create_task(
-            within_limits(ticket, partial(answer, body, on_stage))
+    options = body.options()
+    if body.session is None:
+        return await service.ask(
+            settings, body.corpus, body.question, options=options, on_stage=on_stage
         )
-        task.add_done_callback(lambda _: events.put_nowait(None))
+    # Two turns of one chat at once would write over each other's history.
+    key = f"{body.corpus}:{body.session}"
+    chat_lock = server.chats.setdefault(key, ChatLock())
+    chat_lock.users += 1
+    try:
+        async with (
+            chat_lock.lock,
+            service.ChatSession.open(
+                settings, body.corpus, session_id=body.session, options=options
+            ) as chat,
+        ):
+            return await chat.ask(body.question, on_stage=on_stage)
+    finally:
+        chat_lock.users -= 1
+        if not chat_lock.users:
+            server.chats.pop(key, None)
+
+
+async def _answer_events(
+    server: Server, body: AnswerRequest, ticket: Ticket
+) -> AsyncIterator[dict[str, str]]:
+    """Stream an answer's stages as events, then the answer (or its problem)."""
+    events: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
+
+    def on_stage(node: str, change: dict[str, Any]) -> None:
+        data = {"stage": node, "update": stage_payload(change)}
+        events.put_nowait({"event": "stage", "data": json.dumps(data)})
+
+    task = asyncio.create_task(
+        _within_limits(server, ticket, partial(_answer, server, body, on_stage))
+    )
+    task.add_done_callback(lambda _: events.put_nowait(None))
+    try:
+        while (event := await events.get()) is not None:
+            yield event
         try:
-            while (event := await events.get()) is not None:
-                yield event
-            try:
-                result = task.result()
-            except Exception as exc:  # sent to the client as its last event
-                failure, _ = problems.problem_of(exc)
-                yield {"event": "error", "data": failure.model_dump_json()}
-                return
-            yield {"event": "answer", "data": result.model_dump_json()}
-        finally:
-            if not task.done():
-                task.cancel()  # the client left: the thread keeps its checkpoint
-                await asyncio.gather(task, return_exceptions=True)
-            ticket.release()
+            result = task.result()
+        except Exception as exc:  # sent to the client as its last event
+            failure, _ = problems.problem_of(exc)
+            yield {"event": "error", "data": failure.model_dump_json()}
+            return
+        yield {"event": "answer", "data": result.model_dump_json()}
+    finally:
+        if not task.done():
+            task.cancel()  # the client left: the thread keeps its checkpoint
+            await asyncio.gather(task, return_exceptions=True)
+        ticket.release()
+
+
+def _add_probes(app: FastAPI, server: Server) -> None:
+    """Add the liveness and readiness probes."""
+    settings = server.settings
 
     @app.get("/healthz", tags=["probes"])
     async def healthz() -> Health:
@@ -421,6 +440,11 @@ def add_routes(app: FastAPI, server: Server) -> None:
             return problems.respond(problems.problem(503, detail, kind="not-ready"))
         return Readiness(database="ok", model=str(spec))
 
+
+def _add_answer_routes(app: FastAPI, server: Server) -> None:
+    """Add the endpoints that answer questions and check answers."""
+    settings = server.settings
+
     @app.post(
         "/v1/answers",
         response_model=CheckedAnswer,
@@ -441,11 +465,13 @@ def add_routes(app: FastAPI, server: Server) -> None:
         if EVENT_STREAM in request.headers.get("accept", ""):
             # At shutdown, an answer in flight has drain_s to finish its stream.
             return EventSourceResponse(
-                stream(body, ticket),
+                _answer_events(server, body, ticket),
                 background=BackgroundTask(ticket.release),
                 shutdown_grace_period=server.config.drain_s,
             )
-        return await within_limits(ticket, partial(answer, body, None))
+        return await _within_limits(
+            server, ticket, partial(_answer, server, body, None)
+        )
 
     @app.post("/v1/verify", tags=["answers"], responses=ERRORS)
     async def post_verify(body: VerifyRequest) -> CheckedAnswer:
@@ -463,7 +489,12 @@ def add_routes(app: FastAPI, server: Server) -> None:
             read_set=body.read_set,
             settings=settings,
         )
-        return await within_limits(ticket, work)
+        return await _within_limits(server, ticket, work)
+
+
+def _add_corpus_routes(app: FastAPI, server: Server) -> None:
+    """Add the endpoints that list, show and fill guideline corpora."""
+    settings = server.settings
 
     @app.get("/v1/corpora", tags=["corpora"], responses=ERRORS)
     async def get_corpora() -> list[CorpusListing]:
@@ -500,9 +531,14 @@ def add_routes(app: FastAPI, server: Server) -> None:
         except BaseException:
             ticket.release()
             raise
-        return await within_limits(
-            ticket, partial(service.add_corpus, settings, name, paths)
+        return await _within_limits(
+            server, ticket, partial(service.add_corpus, settings, name, paths)
         )
+
+
+def _add_abstract_routes(app: FastAPI, server: Server) -> None:
+    """Add the endpoint that starts abstract runs over uploaded articles."""
+    settings = server.settings
 
     @app.post(
         "/v1/abstracts",
@@ -537,14 +573,7 @@ def add_routes(app: FastAPI, server: Server) -> None:
             labeller=labeller,
             copy_limit=copy_limit,
         )
-        contents = [await upload.read() for upload in files]
-        for upload in files:
-            await upload.seek(0)
-        digests = sorted(hashlib.sha256(data).hexdigest() for data in contents)
-        blob = json.dumps(
-            [digests, options.model_dump(), settings.model], sort_keys=True
-        )
-        run_id = RUN_PREFIX + hashlib.sha256(blob.encode()).hexdigest()[:12]
+        run_id = await _upload_run_id(files, options, settings.model)
         accepted = RunAccepted(
             run_id=run_id,
             status="running",
@@ -552,47 +581,79 @@ def add_routes(app: FastAPI, server: Server) -> None:
             location=f"/v1/runs/{run_id}",
         )
         # The store first: a run whose task is still winding down is finished.
-        if await run_status(run_id) == "finished":
+        if await _run_status(settings, run_id) == "finished":
             accepted.status = "finished"  # nothing to do: its results are in
             return JSONResponse(accepted.model_dump(), status_code=202)
         if run_id in server.runs:
             return JSONResponse(accepted.model_dump(), status_code=202)
-        ticket = server.admit(server.run_gate)
-        try:
-            articles = server.config.files / "articles"
-            paths = await save_uploads(
-                files, lambda data: articles / hashlib.sha256(data).hexdigest()[:16]
-            )
-            inputs = [str(path) for path in paths]
-            out = server.config.files / "runs" / f"{run_id}.jsonl"
-            await asyncio.to_thread(out.parent.mkdir, parents=True, exist_ok=True)
-            await service.register_run(settings, inputs, out, options, run_id=run_id)
-        except BaseException:
-            ticket.release()
-            raise
-
-        server.start_run(
-            run_id,
-            ticket,
-            lambda: service.run_batch(
-                settings,
-                inputs,
-                out,
-                options,
-                run_id=run_id,
-                handle_signals=False,
-                stop=server.stopping,
-            ),
-        )
+        paths = await _start_upload_run(server, files, options, run_id)
         accepted.status = "started"
         accepted.articles = [path.name for path in paths]
         return JSONResponse(accepted.model_dump(), status_code=202)
 
-    async def run_status(run_id: str) -> str | None:
-        try:
-            return (await service.show_run(settings, run_id)).status
-        except NotFound:
-            return None
+
+async def _upload_run_id(
+    files: list[UploadFile], options: AbstractOptions, model: str
+) -> str:
+    """Return the run id that uploads of these articles with these options name."""
+    contents = [await upload.read() for upload in files]
+    for upload in files:
+        await upload.seek(0)
+    digests = sorted(hashlib.sha256(data).hexdigest() for data in contents)
+    blob = json.dumps([digests, options.model_dump(), model], sort_keys=True)
+    return RUN_PREFIX + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+async def _start_upload_run(
+    server: Server, files: list[UploadFile], options: AbstractOptions, run_id: str
+) -> list[Path]:
+    """Save the uploaded articles, register their run and start it in the background.
+
+    Returns:
+        The saved articles' paths.
+    """
+    settings = server.settings
+    ticket = server.admit(server.run_gate)
+    try:
+        articles = server.config.files / "articles"
+        paths = await save_uploads(
+            files, lambda data: articles / hashlib.sha256(data).hexdigest()[:16]
+        )
+        inputs = [str(path) for path in paths]
+        out = server.config.files / "runs" / f"{run_id}.jsonl"
+        await asyncio.to_thread(out.parent.mkdir, parents=True, exist_ok=True)
+        await service.register_run(settings, inputs, out, options, run_id=run_id)
+    except BaseException:
+        ticket.release()
+        raise
+
+    server.start_run(
+        run_id,
+        ticket,
+        lambda: service.run_batch(
+            settings,
+            inputs,
+            out,
+            options,
+            run_id=run_id,
+            handle_signals=False,
+            stop=server.stopping,
+        ),
+    )
+    return paths
+
+
+async def _run_status(settings: Settings, run_id: str) -> str | None:
+    """Return a run's status in the store, or None if it has no record."""
+    try:
+        return (await service.show_run(settings, run_id)).status
+    except NotFound:
+        return None
+
+
+def _add_run_routes(app: FastAPI, server: Server) -> None:
+    """Add the endpoints that show abstract runs, their results and their progress."""
+    settings = server.settings
 
     @app.get("/v1/runs/{run_id}", tags=["abstracts"], responses=ERRORS)
     async def get_run(run_id: str) -> RunSummary:
@@ -620,20 +681,22 @@ def add_routes(app: FastAPI, server: Server) -> None:
     async def get_run_events(run_id: str) -> EventSourceResponse:
         """Stream a run's progress until it is finished or nothing works on it."""
         first = await service.show_run(settings, run_id)
-        return EventSourceResponse(run_events(run_id, first))
+        return EventSourceResponse(_run_events(server, run_id, first))
 
-    async def run_events(
-        run_id: str, summary: RunSummary
-    ) -> AsyncIterator[dict[str, str]]:
-        last: dict[str, Any] = {}
-        while True:
-            progress = {name: getattr(summary, name) for name in PROGRESS_FIELDS}
-            if progress != last:
-                yield {"event": "progress", "data": json.dumps(progress)}
-                last = progress
-            idle = summary.status != "running" and run_id not in server.runs
-            if summary.status == "finished" or idle:
-                yield {"event": "run", "data": summary.model_dump_json()}
-                return
-            await asyncio.sleep(server.config.poll_s)
-            summary = await service.show_run(settings, run_id)
+
+async def _run_events(
+    server: Server, run_id: str, summary: RunSummary
+) -> AsyncIterator[dict[str, str]]:
+    """Yield a run's progress whenever it changes, and its summary once it ends."""
+    last: dict[str, Any] = {}
+    while True:
+        progress = {name: getattr(summary, name) for name in PROGRESS_FIELDS}
+        if progress != last:
+            yield {"event": "progress", "data": json.dumps(progress)}
+            last = progress
+        idle = summary.status != "running" and run_id not in server.runs
+        if summary.status == "finished" or idle:
+            yield {"event": "run", "data": summary.model_dump_json()}
+            return
+        await asyncio.sleep(server.config.poll_s)
+        summary = await service.show_run(server.settings, run_id)

@@ -296,11 +296,44 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "-"
 
 
+def _rate(value: float | None) -> str:
+    """Return a rate as a percentage with one decimal, or "-" when undefined."""
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
 def qa_eval_report(console: Console, report: QAReport) -> None:
     """Render `eval qa`: the claim funnel, coverage by window, tiers, verdicts."""
+    funnel, rates = report.funnel, report.rates
+    _funnel_table(console, report)
+    console.print(
+        f"VCR {_rate(rates.vcr)} of {report.citations} citations · "
+        f"CSR strict {_rate(rates.csr_strict)} · CSR lenient {_rate(rates.csr_lenient)}"
+        f" (over {funnel.verbatim} claims with a verbatim quote)",
+        highlight=False,
+    )
+    _checks_tables(console, report)
+    _gold_table(console, report)
+    agreement = report.agreement
+    if agreement:
+        kappa = agreement.kappa
+        console.print(
+            f"judge agreement with {agreement.second}: {agreement.pairs} claims "
+            f"judged by both, Cohen's kappa "
+            f"{'-' if kappa is None else f'{kappa:.3f}'}, observed agreement "
+            f"{_rate(agreement.observed_agreement)}"
+            + (f" ({agreement.note})" if agreement.note else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
+    if report.plot:
+        console.print(f"plot: {report.plot}", highlight=False)
+
+
+def _funnel_table(console: Console, report: QAReport) -> None:
+    """Render `eval qa`'s claim funnel: the claims that pass each stage."""
     from rich import box
 
-    funnel, rates = report.funnel, report.rates
+    funnel = report.funnel
     claims = funnel.claims
     table = Table(
         title=(
@@ -329,15 +362,11 @@ def qa_eval_report(console: Console, report: QAReport) -> None:
         )
     console.print(table)
 
-    def pct(value: float | None) -> str:
-        return "-" if value is None else f"{100 * value:.1f}%"
 
-    console.print(
-        f"VCR {pct(rates.vcr)} of {report.citations} citations · "
-        f"CSR strict {pct(rates.csr_strict)} · CSR lenient {pct(rates.csr_lenient)}"
-        f" (over {funnel.verbatim} claims with a verbatim quote)",
-        highlight=False,
-    )
+def _checks_tables(console: Console, report: QAReport) -> None:
+    """Render `eval qa`'s coverage by window, verbatim tiers, verdicts and shortfalls."""
+    from rich import box
+
     windows = Table(
         title="citation coverage by attribution window k",
         header_style="bold",
@@ -347,14 +376,14 @@ def qa_eval_report(console: Console, report: QAReport) -> None:
     windows.add_column("any citation", justify="right")
     windows.add_column("verbatim citations only", justify="right")
     for k, row in report.coverage_by_window.items():
-        windows.add_row(k, pct(row.rate), pct(row.verbatim_rate))
+        windows.add_row(k, _rate(row.rate), _rate(row.verbatim_rate))
     console.print(windows)
     tiers = Table(title="verbatim tiers", header_style="bold", box=box.SIMPLE_HEAD)
     tiers.add_column("tier")
     tiers.add_column("citations", justify="right")
     tiers.add_column("share", justify="right")
     for tier, counted in report.tiers.items():
-        tiers.add_row(tier, str(counted.count), pct(counted.share))
+        tiers.add_row(tier, str(counted.count), _rate(counted.share))
     console.print(tiers)
     judged = Table(
         title="verdicts and shortfalls", header_style="bold", box=box.SIMPLE_HEAD
@@ -366,21 +395,6 @@ def qa_eval_report(console: Console, report: QAReport) -> None:
     for shortfall, count in report.shortfalls.items():
         judged.add_row(f"shortfall: {shortfall}", str(count))
     console.print(judged)
-    _gold_table(console, report)
-    agreement = report.agreement
-    if agreement:
-        kappa = agreement.kappa
-        console.print(
-            f"judge agreement with {agreement.second}: {agreement.pairs} claims "
-            f"judged by both, Cohen's kappa "
-            f"{'-' if kappa is None else f'{kappa:.3f}'}, observed agreement "
-            f"{pct(agreement.observed_agreement)}"
-            + (f" ({agreement.note})" if agreement.note else ""),
-            highlight=False,
-            soft_wrap=True,
-        )
-    if report.plot:
-        console.print(f"plot: {report.plot}", highlight=False)
 
 
 def _gold_table(console: Console, report: QAReport) -> None:

