@@ -485,3 +485,22 @@ def test_content_hash_tracks_paragraphs() -> None:
     assert base.content_hash == same.content_hash
     assert base.content_hash != changed.content_hash
     assert len(base.content_hash) == 64
+
+
+def test_collapsing_whitespace_matches_the_regex_definition() -> None:
+    # ``str.split`` and ``\s`` agree on what whitespace is, in every code point.
+    import random
+    import re
+    import sys
+
+    from veriscribe.documents.articles import _collapse
+
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert spaces == [
+        c for c in map(chr, range(sys.maxunicode + 1)) if re.match(r"\s", c)
+    ]
+    rng = random.Random(0)
+    pool = [*spaces, "a", "b", "\u200b", "\ufeff", "é"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 20)))
+        assert _collapse(text) == re.sub(r"\s+", " ", text).strip()

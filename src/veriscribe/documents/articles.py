@@ -58,7 +58,6 @@ ARTICLE_SUFFIXES = (
     XML_SUFFIXES | JSONL_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES
 )
 
-_WS = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 _ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _SENTENCE_END = re.compile(r"[.!?:;)\]\"'\u201d\u2019]$")
@@ -114,7 +113,7 @@ _BACK_MATTER_SEC_TYPES = frozenset(
 
 
 def _is_back_matter(title: str) -> bool:
-    key = _WS.sub(" ", title).strip().lower().rstrip(".:")
+    key = " ".join(title.split()).lower().rstrip(".:")
     return key in _BACK_MATTER_TITLES
 
 
@@ -328,7 +327,9 @@ def _local(tag: str) -> str:
 
 
 def _collapse(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    # The same as replacing each run of ``\s`` with a space and stripping (regex and
+    # ``str.split`` share one definition of whitespace), several times faster.
+    return " ".join(text.split())
 
 
 def _inner_text(element: Element) -> str:
