@@ -40,7 +40,7 @@ from veriscribe.eval.reports import (
 from veriscribe.eval.result_files import AnswerItem, ClaimItem, read_answer_items
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
 from veriscribe.metrics.gold import gold_recall, not_found_scores, words
-from veriscribe.metrics.qa import ClaimFunnel
+from veriscribe.metrics.qa import ClaimFunnel, reported_rates
 from veriscribe.results import TIERS, UNJUDGED, VERDICTS
 
 __all__ = ["eval_qa", "read_results"]
@@ -255,14 +255,7 @@ def eval_qa(path: Path, *, second: Path | None = None) -> QAReport:
         not_found_rate=_rate(not_found, len(results)),
         errors=sum(bool(r.error) for r in results),
         funnel=funnel,
-        rates=QARates(
-            cc=_rate(funnel.covered, funnel.claims),
-            vcr=_rate(compliant, len(citations)),
-            csr_strict=_rate(funnel.strict, funnel.verbatim),
-            csr_lenient=_rate(funnel.lenient, funnel.verbatim),
-            ccr=_rate(funnel.strict, funnel.claims),
-            scr=_rate(funnel.strict + funnel.recovered, funnel.claims),
-        ),
+        rates=QARates(**reported_rates(funnel, compliant, len(citations))),
         coverage_by_window=_coverage(results, funnel.claims),
         citations=len(citations),
         tiers={

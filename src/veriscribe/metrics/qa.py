@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypedDict
 
 from veriscribe.results import (
     COMPLIANT_TIERS,
@@ -139,6 +140,38 @@ class ClaimFunnel:
     def as_dict(self) -> dict[str, int]:
         """Return the counts as a plain dictionary for JSON output."""
         return asdict(self)
+
+
+class ReportedRates(TypedDict):
+    """The claim-level rates as answers and reports show them (paper section 3.2).
+
+    Rounded to 4 places; None where the denominator is 0.
+    """
+
+    cc: float | None
+    vcr: float | None
+    csr_strict: float | None
+    csr_lenient: float | None
+    ccr: float | None
+    scr: float | None
+
+
+def reported_rates(
+    funnel: ClaimFunnel, compliant: int, citations: int
+) -> ReportedRates:
+    """Return the rates of a funnel whose ``citations`` have ``compliant`` quotes."""
+
+    def rate(numerator: int, denominator: int) -> float | None:
+        return round(numerator / denominator, 4) if denominator else None
+
+    return {
+        "cc": rate(funnel.covered, funnel.claims),
+        "vcr": rate(compliant, citations),
+        "csr_strict": rate(funnel.strict, funnel.verbatim),
+        "csr_lenient": rate(funnel.lenient, funnel.verbatim),
+        "ccr": rate(funnel.strict, funnel.claims),
+        "scr": rate(funnel.strict + funnel.recovered, funnel.claims),
+    }
 
 
 def citation_coverage(claims: Sequence[ClaimRecord]) -> float:

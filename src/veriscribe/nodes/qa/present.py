@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from veriscribe.checks.markers import (
     MARKER_RE,
@@ -19,7 +19,12 @@ from veriscribe.checks.markers import (
     coverage_by_window,
 )
 from veriscribe.checks.verbatim import is_compliant
-from veriscribe.metrics.qa import ClaimRecord, claim_funnel
+from veriscribe.metrics.qa import (
+    ClaimRecord,
+    ReportedRates,
+    claim_funnel,
+    reported_rates,
+)
 from veriscribe.nodes.qa.answer import plain_answer, prose
 from veriscribe.nodes.qa.state import (
     AnswerSentence,
@@ -126,15 +131,9 @@ def claim_record(claim: ClaimInfo, tiers: Mapping[int, str]) -> ClaimRecord:
     )
 
 
-class AnswerRates(TypedDict):
+class AnswerRates(ReportedRates):
     """The answer's rates (paper section 3.2), its tiers and its coverage by window."""
 
-    cc: float | None
-    vcr: float | None
-    csr_strict: float | None
-    csr_lenient: float | None
-    ccr: float | None
-    scr: float | None
     tiers: dict[Tier, int]
     coverage_by_window: dict[str, float | None]
     covered_by_window: dict[str, int]
@@ -166,17 +165,8 @@ def metrics(
     tier_counts = {tier: sum(c["tier"] == tier for c in citations) for tier in TIERS}
     compliant = sum(tier_counts[t] for t in COMPLIANT_TIERS)
 
-    def rate(numerator: int, denominator: int) -> float | None:
-        return round(numerator / denominator, 4) if denominator else None
-
-    cited = funnel.verbatim
     values: AnswerRates = {
-        "cc": rate(funnel.covered, funnel.claims),
-        "vcr": rate(compliant, len(citations)),
-        "csr_strict": rate(funnel.strict, cited),
-        "csr_lenient": rate(funnel.lenient, cited),
-        "ccr": rate(funnel.strict, funnel.claims),
-        "scr": rate(funnel.strict + funnel.recovered, funnel.claims),
+        **reported_rates(funnel, compliant, len(citations)),
         "tiers": tier_counts,
         "coverage_by_window": {
             str(k): round(v, 4) if funnel.claims else None for k, v in windows.items()
