@@ -29,7 +29,7 @@ from veriscribe.labeller.features import (
     position_features,
     shape_features,
 )
-from veriscribe.labeller.model import WEIGHTS_RESOURCE
+from veriscribe.labeller.model import WEIGHTS_RESOURCE, label_paragraphs
 from veriscribe.labeller.training import (
     Abstract,
     Settings,
@@ -468,7 +468,11 @@ def test_weights_file_is_small_versioned_json() -> None:
 
 def test_load_is_cached_and_the_divide_node_uses_it() -> None:
     assert Labeller.load() is Labeller.load()
-    assert divide_node.Labeller is Labeller
+    # The divide node labels through the module-level step (which a batch's worker
+    # processes can run), and that is the shipped labeller's.
+    assert divide_node.label_paragraphs is label_paragraphs
+    texts = ["We enrolled 40 adults with asthma.", "Asthma is common in adults."]
+    assert label_paragraphs(texts) == Labeller.load().label_paragraphs(texts)
     assert Labeller.load().labels == FACETS
 
 
