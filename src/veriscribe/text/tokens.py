@@ -1,8 +1,22 @@
-"""Every tokenizer of the text layer, each for its own job.
+"""Every word tokenizer of the package, each for its own job.
 
-- :func:`bm25_tokens`: lower-cased alphanumeric tokens, English stop words removed and
+They differ in which characters make a word, whether case is folded before or after
+the words are found, and what they keep of punctuation; each difference is one that a
+caller's scores, stored tables or trained weights depend on, so none is folded into
+another.
+
+- :func:`alnum_words`: lower-cased runs of letters and digits (any script), nothing
+  dropped: the words the gold-answer scores and key-phrase recall compare, and what
+  :func:`bm25_tokens` stems.
+- :func:`bm25_tokens`: :func:`alnum_words` with English stop words removed and
   Porter2 (Snowball English) stemming applied: what the BM25 indexes and the fused
   retriever match on.
+- :func:`alias_words`: the text lower-cased first, then every character that is
+  neither a word character nor whitespace read as a space, and the rest split on
+  whitespace: how concept recall cuts a text into the words of knowledge-base aliases,
+  which :mod:`veriscribe.text.entities` normalises the same way. It differs from
+  :func:`alnum_words` only in the underscore, a word character here (``a_b`` is one
+  word, two there), as it is in the aliases' normal form.
 - :func:`metric_tokens`: lower-cased word, number and punctuation tokens, every one
   kept: what the abstractiveness metrics (novelty and fragments) count.
 - :func:`content_words`: lower-cased words of letters only, longer than two letters
@@ -46,6 +60,8 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 __all__ = [
     "CONTENT_STOP_WORDS",
     "STOP_WORDS",
+    "alias_words",
+    "alnum_words",
     "bm25_tokens",
     "content_words",
     "metric_tokens",
@@ -66,7 +82,8 @@ CONTENT_STOP_WORDS: frozenset[str] = frozenset(
 )
 """Function words that are not content words: a shorter list than the NLTK one."""
 
-_BM25_TOKEN = re.compile(r"[^\W_]+")
+_ALNUM = re.compile(r"[^\W_]+")
+_NOT_WORD = re.compile(r"[^\w\s]")
 _METRIC_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|\w+|[^\w\s]")
 _LETTERS = re.compile(r"[^\W\d_]+")
 
@@ -76,9 +93,19 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+def alnum_words(text: str) -> list[str]:
+    """Return the lower-cased runs of letters and digits of a text, in order."""
+    return _ALNUM.findall(text.lower())
+
+
+def alias_words(text: str) -> list[str]:
+    """Return the words of a lower-cased text, punctuation read as spaces, in order."""
+    return _NOT_WORD.sub(" ", text.lower()).split()
+
+
 def bm25_tokens(text: str) -> list[str]:
     """Turn a text into lower-cased, stop-word-free, stemmed alphanumeric tokens."""
-    words = [w for w in _BM25_TOKEN.findall(text.lower()) if w not in STOP_WORDS]
+    words = [w for w in alnum_words(text) if w not in STOP_WORDS]
     stems: list[str] = _stemmer().stemWords(words)
     return stems
 
