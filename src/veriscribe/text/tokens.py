@@ -17,6 +17,16 @@ another.
   which :mod:`veriscribe.text.entities` normalises the same way. It differs from
   :func:`alnum_words` only in the underscore, a word character here (``a_b`` is one
   word, two there), as it is in the aliases' normal form.
+- :func:`sklearn_words`: lower-cased runs of two or more word characters (letters,
+  digits, underscore), scikit-learn's default ``token_pattern``: the labeller's word
+  n-grams and its word-cluster table are keyed by these, so the shipped weights and
+  table were made with them. One-character words are dropped, which
+  :func:`alias_words` keeps.
+- :func:`edge_tokens`: lower-cased runs of word characters and every other single
+  character that is not whitespace: the labeller's sentence edges, where an opening
+  ``(`` or a closing ``).`` tells a sentence's role as much as a word. Unlike
+  :func:`metric_tokens` there is no Unicode normalisation and a number's separators
+  are tokens of their own (``0.05`` -> ``0``, ``.``, ``05``).
 - :func:`metric_tokens`: lower-cased word, number and punctuation tokens, every one
   kept: what the abstractiveness metrics (novelty and fragments) count.
 - :func:`content_words`: lower-cased words of letters only, longer than two letters
@@ -64,7 +74,9 @@ __all__ = [
     "alnum_words",
     "bm25_tokens",
     "content_words",
+    "edge_tokens",
     "metric_tokens",
+    "sklearn_words",
 ]
 
 STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN_PLUS)
@@ -86,6 +98,8 @@ _ALNUM = re.compile(r"[^\W_]+")
 _NOT_WORD = re.compile(r"[^\w\s]")
 _METRIC_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|\w+|[^\w\s]")
 _LETTERS = re.compile(r"[^\W\d_]+")
+_SKLEARN_WORD = re.compile(r"(?u)\b\w\w+\b")
+_EDGE_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 @lru_cache(maxsize=1)
@@ -129,3 +143,13 @@ def content_words(text: str) -> list[str]:
         for w in map(str.lower, _LETTERS.findall(text))
         if len(w) > 2 and w not in CONTENT_STOP_WORDS
     ]
+
+
+def sklearn_words(text: str) -> list[str]:
+    """Return the lower-cased words of two or more word characters, as scikit-learn."""
+    return _SKLEARN_WORD.findall(text.lower())
+
+
+def edge_tokens(text: str) -> list[str]:
+    """Return the lower-cased word-character runs and single marks of a text."""
+    return _EDGE_TOKEN.findall(text.lower())
