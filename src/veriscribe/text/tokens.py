@@ -27,6 +27,19 @@ another.
   ``(`` or a closing ``).`` tells a sentence's role as much as a word. Unlike
   :func:`metric_tokens` there is no Unicode normalisation and a number's separators
   are tokens of their own (``0.05`` -> ``0``, ``.``, ``05``).
+- :func:`support_tokens`: lower-cased ASCII words, each with at most one inner
+  apostrophe (``don't``, ``patient's``; a typographic ``’`` read as ``'``), and
+  numbers with their ``.`` and ``,`` separators (``0.05``, ``1,000``): what the
+  lexical support checks compare a claim with its source by. The apostrophe stays so
+  that ``n't`` can be read as a negation, and a number stays whole so that a changed
+  number is seen; a letter outside ASCII (``β``, ``é``) is no part of a word, as the
+  checks' negation, polarity and strength word lists are English.
+- :func:`question_words`: runs of letters and digits of any script, each with at most
+  one inner apostrophe (``'`` or ``’``), lower-cased after they are found, ``’`` read
+  as ``'``: what the question gates compare a generated question with its section's
+  title and text by, and how a guideline's name is spelt out in a question. Unlike
+  :func:`support_tokens` a word may mix letters and digits (``covid19``), a number's
+  separators split it, and case is folded word by word, after the cut.
 - :func:`metric_tokens`: lower-cased word, number and punctuation tokens, every one
   kept: what the abstractiveness metrics (novelty and fragments) count.
 - :func:`content_words`: lower-cased words of letters only, longer than two letters
@@ -76,7 +89,9 @@ __all__ = [
     "content_words",
     "edge_tokens",
     "metric_tokens",
+    "question_words",
     "sklearn_words",
+    "support_tokens",
 ]
 
 STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN_PLUS)
@@ -100,6 +115,8 @@ _METRIC_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|\w+|[^\w\s]")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _SKLEARN_WORD = re.compile(r"(?u)\b\w\w+\b")
 _EDGE_TOKEN = re.compile(r"\w+|[^\w\s]")
+_SUPPORT_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
+_QUESTION_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 
 
 @lru_cache(maxsize=1)
@@ -153,3 +170,13 @@ def sklearn_words(text: str) -> list[str]:
 def edge_tokens(text: str) -> list[str]:
     """Return the lower-cased word-character runs and single marks of a text."""
     return _EDGE_TOKEN.findall(text.lower())
+
+
+def support_tokens(text: str) -> list[str]:
+    """Return the lower-cased ASCII words (one inner apostrophe) and numbers of a text."""
+    return _SUPPORT_TOKEN.findall(text.lower().replace("’", "'"))
+
+
+def question_words(text: str) -> list[str]:
+    """Return the words of a text, each lower-cased and with ``’`` read as ``'``."""
+    return [w.lower().replace("\u2019", "'") for w in _QUESTION_WORD.findall(text)]
