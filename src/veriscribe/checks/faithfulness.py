@@ -28,11 +28,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 from veriscribe.checks.support import terms
 from veriscribe.text.numbers import ArticleNumbers
+from veriscribe.text.tokens import ascii_alnum_runs, direction_words, hyphenated_names
 
 __all__ = [
     "DIRECTIONS",
@@ -48,8 +48,6 @@ ConflictKind = Literal["number", "entity", "direction", "negation", "coverage"]
 MIN_COVERAGE = 0.5
 """Share of the claim's content words the evidence must hold (set on tuning pairs)."""
 
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
-_PART = re.compile(r"[A-Za-z0-9]+")
 _DEFINED = re.compile(r"\(([A-Za-z0-9-]+?)s?\)")
 _NOT_ENTITIES = frozenset(
     {"CI", "OR", "HR", "RR", "SD", "SE", "SEM", "IQR", "II", "III", "IV", "VI", "US"}
@@ -98,7 +96,6 @@ DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
 )
 """Pairs of opposite senses: words saying a quantity or an outcome went one way."""
 
-_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)?")
 _CLAUSES = re.compile(
     r"[;:]\s|,\s(?:but|whereas|while|although|however)\b|(?<=[.!?])\s"
 )
@@ -129,9 +126,9 @@ def entity_tokens(text: str) -> list[str]:
     """
     return [
         token
-        for token in (m.group(0) for m in _NAME.finditer(text))
-        if all(_name_like(p) or p.isdigit() for p in _PART.findall(token))
-        and _name_like(_PART.findall(token)[0])
+        for token in hyphenated_names(text)
+        if all(_name_like(p) or p.isdigit() for p in ascii_alnum_runs(token))
+        and _name_like(ascii_alnum_runs(token)[0])
     ]
 
 
@@ -140,11 +137,6 @@ def _name_like(token: str) -> bool:
         return False
     capitals = sum(c.isupper() for c in token)
     return capitals >= 2 or bool(capitals and any(c.isdigit() for c in token))
-
-
-@lru_cache(maxsize=4096)
-def _words(text: str) -> frozenset[str]:
-    return frozenset(_WORDS.findall(text.lower().replace("n't", " not")))
 
 
 def coverage(claim: str, evidence: str) -> float:
@@ -209,8 +201,12 @@ def _closest(claim: str, evidence: str) -> str | None:
 
 
 def _direction(claim: str, clauses: Sequence[str]) -> str | None:
-    said = _words(claim)
-    found = frozenset().union(*(_words(c) for c in clauses)) if clauses else frozenset()
+    said = direction_words(claim)
+    found = (
+        frozenset().union(*(direction_words(c) for c in clauses))
+        if clauses
+        else frozenset()
+    )
     for one, other in DIRECTIONS:
         for mine, theirs in ((one, other), (other, one)):
             if (
@@ -231,10 +227,10 @@ def claim_conflict(claim: str, evidence: str) -> Conflict | None:
     missing = ArticleNumbers.of(evidence).unsupported(claim)
     if missing:
         return Conflict("number", f"the article passage does not state {missing[0]!r}")
-    known = {t.lower() for t in _PART.findall(evidence)}
+    known = {t.lower() for t in ascii_alnum_runs(evidence)}
     defined = _defined(claim)
     for token in entity_tokens(claim):
-        for part in _PART.findall(token):
+        for part in ascii_alnum_runs(token):
             if _name_like(part) and part not in defined and part.lower() not in known:
                 return Conflict(
                     "entity", f"the article passage does not name {token!r}"
@@ -248,8 +244,8 @@ def claim_conflict(claim: str, evidence: str) -> Conflict | None:
     closest = _closest(claim, evidence)
     if (
         closest is not None
-        and _words(claim) & _NEGATIONS
-        and not _words(closest) & _NEGATIONS
+        and direction_words(claim) & _NEGATIONS
+        and not direction_words(closest) & _NEGATIONS
     ):
         return Conflict("negation", "the claim negates what the article states")
     share = coverage(claim, evidence)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
+from veriscribe.text.tokens import question_words
+
 __all__ = ["GATES", "QUOTE_WORDS", "GateInput", "check_question", "content_words"]
 
 GATES = (
@@ -41,7 +43,6 @@ TITLE_SHARE = 0.8
 """Share of the question's content words found in the title at which it is a copy."""
 MIN_WORDS = 4
 
-_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 _STOP = frozenset(
     """a an the of for to in on at by with without from and or but nor is are was were be
     been being do does did has have had can could should would may might must will shall
@@ -59,13 +60,9 @@ _SOURCE_REFERENCE = re.compile(
 )
 
 
-def _words(text: str) -> list[str]:
-    return [w.lower().replace("\u2019", "'") for w in _WORD.findall(text)]
-
-
 def content_words(text: str) -> list[str]:
     """Return the lower-cased words of ``text`` that are not function words."""
-    return [w for w in _words(text) if w not in _STOP and not w.isdigit()]
+    return [w for w in question_words(text) if w not in _STOP and not w.isdigit()]
 
 
 @dataclass(frozen=True)
@@ -103,7 +100,7 @@ def _distinctive(doc_id: str) -> bool:
 
 
 def _names(question: str, name: str) -> bool:
-    words = _words(name)
+    words = question_words(name)
     if not words:
         return False
     pattern = r"\b" + r"\W*".join(map(re.escape, words)) + r"\b"
@@ -113,7 +110,7 @@ def _names(question: str, name: str) -> bool:
 def check_question(question: str, source: GateInput) -> list[str]:
     """Return the gates the question fails, in ``GATES`` order (empty: it passes)."""
     failed: list[str] = []
-    words = _words(question)
+    words = question_words(question)
     if len(words) < MIN_WORDS or "?" not in question:
         failed.append("not_a_question")
     title = source.section_title.strip()
@@ -127,9 +124,9 @@ def check_question(question: str, source: GateInput) -> list[str]:
         )
         if similar or share >= TITLE_SHARE:
             failed.append("title_copy")
-    if _longest_shared_run(words, _words(source.section_text)) >= QUOTE_WORDS:
+    if _longest_shared_run(words, question_words(source.section_text)) >= QUOTE_WORDS:
         failed.append("verbatim_copy")
-    doc_title_words = len(_words(source.doc_title))
+    doc_title_words = len(question_words(source.doc_title))
     if (_distinctive(source.doc_id) and _names(question, source.doc_id)) or (
         doc_title_words >= 3 and _names(question, source.doc_title)
     ):

@@ -32,8 +32,8 @@ import Stemmer
 from veriscribe.checks.verbatim import check_quote
 from veriscribe.results import Shortfall
 from veriscribe.text.sentences import quotable_units, quote_text
+from veriscribe.text.tokens import support_tokens
 
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
 _CLAUSE = re.compile(r"[;:]\s|,\s(?:but|whereas|while|although|however)\b|\.\s")
 
 NEGATIONS: frozenset[str] = frozenset(
@@ -146,7 +146,7 @@ def terms(text: str) -> Terms:
     negation = 0
     polarity: Counter[str] = Counter()
     strength: Counter[str] = Counter()
-    for raw in _WORD.findall(text.lower().replace("’", "'")):
+    for raw in support_tokens(text):
         if raw[0].isdigit():
             numbers.append(_number(raw))
             continue
@@ -199,7 +199,7 @@ def sequence(text: str) -> tuple[str, ...]:
     """
     stem = _stemmer().stemWord
     out: list[str] = []
-    for raw in _WORD.findall(text.lower().replace("’", "'")):
+    for raw in support_tokens(text):
         if raw[0].isdigit():
             out.append(_number(raw))
             continue

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
-from veriscribe.text.tokens import CONTENT_STOP_WORDS
+from veriscribe.text.tokens import CONTENT_STOP_WORDS, letter_word_matches, word_runs
 
 __all__ = [
     "CaseIndex",
@@ -40,7 +40,6 @@ __all__ = [
     "word_count",
 ]
 
-_WORD = re.compile(r"[^\W\d_]+")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _OPENING = "'\"“‘([ "
 _CLOSING = "'\"”’)]"
@@ -66,7 +65,7 @@ def _starts_sentence(paragraph: str, start: int) -> bool:
 def _words(text: str) -> Iterator[tuple[re.Match[str], bool]]:
     """Yield each word of ``text`` and whether it starts a sentence."""
     for paragraph in _PARAGRAPH_BREAK.split(text):
-        for match in _WORD.finditer(paragraph):
+        for match in letter_word_matches(paragraph):
             yield match, _starts_sentence(paragraph, match.start())
 
 
@@ -90,7 +89,7 @@ class CaseIndex:
         index = cls()
         lower = index.lower
         for paragraph in _PARAGRAPH_BREAK.split(article):
-            for match in _WORD.finditer(paragraph):
+            for match in letter_word_matches(paragraph):
                 word = match.group(0)
                 if word.islower():
                     lower.add(word)
@@ -159,7 +158,7 @@ def foreign_script_words(text: str, article: str | set[str]) -> list[str]:
     known = scripts_of(article) if isinstance(article, str) else article
     return [
         m.group(0)
-        for m in _WORD.finditer(text)
+        for m in letter_word_matches(text)
         if any(_script(c) not in known for c in m.group(0))
     ]
 
@@ -169,7 +168,7 @@ def repeated_trigram_share(text: str) -> float:
 
     NaN for a text of fewer than three words.
     """
-    words = [m.group(0).lower() for m in re.finditer(r"\w+", text)]
+    words = word_runs(text)
     grams = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
     if not grams:
         return float("nan")
@@ -358,7 +357,7 @@ def read_words(article: str) -> tuple[CaseIndex, WordContexts]:
     lower = case.lower
     tokens, spelling = contexts.tokens, contexts.spelling
     for paragraph in _PARAGRAPH_BREAK.split(article):
-        for match in _WORD.finditer(paragraph):
+        for match in letter_word_matches(paragraph):
             word = match.group(0)
             key = word.lower()
             if word.islower():
@@ -375,7 +374,7 @@ def read_words(article: str) -> tuple[CaseIndex, WordContexts]:
 
 def _bent(text: str, index: WordContexts) -> Iterator[tuple[re.Match[str], str]]:
     """Yield each bent word of a one-paragraph text and the article's word for it."""
-    matches = list(_WORD.finditer(text))
+    matches = list(letter_word_matches(text))
     for i, match in enumerate(matches):
         left = matches[i - 1].group(0).lower() if i else None
         right = matches[i + 1].group(0).lower() if i + 1 < len(matches) else None

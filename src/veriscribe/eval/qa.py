@@ -39,9 +39,10 @@ from veriscribe.eval.reports import (
 )
 from veriscribe.eval.result_files import AnswerItem, ClaimItem, read_answer_items
 from veriscribe.metrics.agreement import cohen_kappa, observed_agreement
-from veriscribe.metrics.gold import gold_recall, not_found_scores, words
+from veriscribe.metrics.gold import gold_recall, not_found_scores
 from veriscribe.metrics.qa import ClaimFunnel, reported_rates
 from veriscribe.results import TIERS, UNJUDGED, VERDICTS
+from veriscribe.text.tokens import alnum_words
 
 __all__ = ["eval_qa", "read_results"]
 
@@ -174,7 +175,7 @@ def answer_scores(result: AnswerItem, number: int) -> QuestionScores:
         question=result.question,
         answerable=result.answerable,
         not_found=bool(result.not_found),
-        answer_words=len(words(text)),
+        answer_words=len(alnum_words(text)),
         gold_recall=None if recall is None else round(recall, 4),
         gold_hit=None if recall is None else recall == 1.0,
     )

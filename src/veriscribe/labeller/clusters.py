@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from veriscribe.labeller.arrays import EncodedArray, decode_array, encode_array
+from veriscribe.text.tokens import sklearn_words
 
 __all__ = [
     "CLUSTERS_FORMAT",
@@ -58,13 +59,12 @@ class ClustersConfig(TypedDict):
     info: dict[str, Any]
 
 
-_WORD = re.compile(r"(?u)\b\w\w+\b")
 _DIGIT = re.compile(r"\d")
 
 
 def cluster_tokens(text: str) -> list[str]:
     """Return a text's words as the cluster table keys them: lower-cased, digits as 0."""
-    return [_DIGIT.sub("0", word) for word in _WORD.findall(text.lower())]
+    return [_DIGIT.sub("0", word) for word in sklearn_words(text)]
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from veriscribe.labeller.clusters import WordClusters
+from veriscribe.text.tokens import edge_tokens, sklearn_words
 
 __all__ = [
     "CUES",
@@ -56,8 +57,6 @@ class VocabularyConfig(TypedDict):
     vocabulary: list[str]
 
 
-# scikit-learn's default token: two or more word characters.
-WORD_PATTERN: Final = r"(?u)\b\w\w+\b"
 _WHITESPACE = re.compile(r"\s\s+")
 
 # Upper bound (exclusive) of the "early" position indicator.
@@ -137,7 +136,6 @@ TAIL_LENGTHS: Final = (1, 2)
 # Scale of a neighbour's edge indicators against the sentence's own (1.0): at full
 # weight they outvoted the sentence's own words on dev.
 NEIGHBOUR_WEIGHT: Final = 0.5
-_EDGE_TOKEN = re.compile(r"\w+|[^\w\s]")
 _DIGIT = re.compile(r"\d")
 
 # Sentence shape: how long, how numeric, which verb forms. Methods and results
@@ -179,7 +177,7 @@ def shape_features(sentence: str) -> FloatArray:
     """
     low = sentence.lower()
     found = [1.0 if pattern.search(low) else 0.0 for pattern in SHAPE_PATTERNS]
-    tokens = len(_TOKEN.findall(low))
+    tokens = len(sklearn_words(sentence))
     bucket = sum(tokens >= bound for bound in LENGTH_BOUNDS)
     length = [1.0 if b == bucket else 0.0 for b in range(len(LENGTH_BOUNDS) + 1)]
     return np.array(found + length)
@@ -216,7 +214,7 @@ def edge_terms(sentence: str) -> list[str]:
     "To assess", "We enrolled 120", "P < 0.001)." each give their own terms. Openings
     carry much of a sentence's role; in TF-IDF they weigh no more than any word.
     """
-    tokens = [_DIGIT.sub("0", t) for t in _EDGE_TOKEN.findall(sentence.lower())]
+    tokens = [_DIGIT.sub("0", t) for t in edge_tokens(sentence)]
     terms = [f"first{k}:" + " ".join(tokens[:k]) for k in HEAD_LENGTHS]
     terms += [f"last{k}:" + " ".join(tokens[-k:]) for k in TAIL_LENGTHS]
     return terms
@@ -293,9 +291,8 @@ class Vocabulary:
 
     def grams(self, text: str) -> list[str]:
         """Return the n-grams of a text, repeats kept, as scikit-learn makes them."""
-        text = text.lower()
         if self.analyzer == "word":
-            tokens = _TOKEN.findall(text)
+            tokens = sklearn_words(text)
             grams: list[str] = []
             for n in range(self.ngram_min, self.ngram_max + 1):
                 grams.extend(
@@ -303,7 +300,7 @@ class Vocabulary:
                 )
             return grams
         grams = []
-        for word in _WHITESPACE.sub(" ", text).split():
+        for word in _WHITESPACE.sub(" ", text.lower()).split():
             padded = f" {word} "
             length = len(padded)
             for n in range(self.ngram_min, self.ngram_max + 1):
@@ -384,9 +381,6 @@ class Vocabulary:
             document_frequency,
             int(config["documents"]),
         )
-
-
-_TOKEN = re.compile(WORD_PATTERN)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ cpgQA gold answers are short spans of one passage ("lowest", "benefits and risks
 An answer is scored on its text without citation markers:
 
 - ``gold_recall``: the share of the gold answer's distinct content words found among
-  the answer's words. Words are lower-cased alphanumeric tokens, compared as they are
+  the answer's words. Words are lower-cased alphanumeric tokens
+  (:func:`veriscribe.text.tokens.alnum_words`), compared as they are
   (no stemming: a ``source``-worded answer quotes the guideline, and the gold is a span
   of it). Stop words (the NLTK list BM25 uses) do not count: any English answer holds
   "the", "of" and "over", and counting them lifts the recall of an answer that misses
@@ -20,32 +21,22 @@ recall the share of unanswerable questions answered "not found".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bm25s.stopwords import STOPWORDS_EN_PLUS
+from veriscribe.text.tokens import STOP_WORDS, alnum_words
 
 __all__ = [
     "NotFoundScores",
     "content_words",
     "gold_recall",
     "not_found_scores",
-    "words",
 ]
-
-STOP_WORDS: frozenset[str] = frozenset(STOPWORDS_EN_PLUS)
-_WORD = re.compile(r"[^\W_]+")
-
-
-def words(text: str) -> list[str]:
-    """Return the lower-cased alphanumeric words of a text, in order."""
-    return _WORD.findall(text.lower())
 
 
 def content_words(text: str) -> set[str]:
     """Return a text's distinct words that are not stop words (all words if none are)."""
-    found = set(words(text))
+    found = set(alnum_words(text))
     return (found - STOP_WORDS) or found
 
 
@@ -54,7 +45,7 @@ def gold_recall(gold: str, answer: str) -> float:
     wanted = content_words(gold)
     if not wanted:
         return 0.0
-    return len(wanted & set(words(answer))) / len(wanted)
+    return len(wanted & set(alnum_words(answer))) / len(wanted)
 
 
 @dataclass(frozen=True)

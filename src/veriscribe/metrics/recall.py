@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from veriscribe.text.entities import abbreviations, fold_plural, key_phrases
+from veriscribe.text.tokens import alias_words, alnum_words
 
 __all__ = [
     "KEYPHRASES",
@@ -49,12 +50,10 @@ KEYPHRASES = 10
 MAX_ALIAS_WORDS = 6
 """Longest alias, in words, that concept matching tries."""
 
-_WORD = re.compile(r"[^\W_]+")
-
 
 def _words(text: str) -> list[str]:
-    normal = unicodedata.normalize("NFKC", text).lower()
-    return [fold_plural(word) for word in _WORD.findall(normal)]
+    normal = unicodedata.normalize("NFKC", text)
+    return [fold_plural(word) for word in alnum_words(normal)]
 
 
 def _expand(text: str, expansions: Mapping[str, str]) -> str:
@@ -108,10 +107,6 @@ def keyphrase_recall(
     return KeyphraseRecall(tuple(phrases), tuple(recalled))
 
 
-def _alias_words(text: str) -> list[str]:
-    return re.sub(r"[^\w\s]", " ", text.lower()).split()
-
-
 def find_concepts(
     text: str, aliases: Mapping[str, str], *, max_words: int = MAX_ALIAS_WORDS
 ) -> set[str]:
@@ -126,7 +121,7 @@ def find_concepts(
     Returns:
         The distinct concept ids found.
     """
-    words = _alias_words(text)
+    words = alias_words(text)
     found: set[str] = set()
     i = 0
     while i < len(words):
