@@ -14,6 +14,7 @@ from veriscribe.checks.markers import MARKER_RE
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.llm.client import LLM
 from veriscribe.store import corpora
+from veriscribe.store.corpora import SectionRow
 from veriscribe.store.db import Store
 from veriscribe.text.sentences import claim_sentences
 
@@ -197,3 +198,22 @@ async def run_plain(*args: Any, **kwargs: Any) -> dict[str, Any]:
 
     made = await run_thread(*args, **kwargs)
     return {**made.answer.model_dump(mode="json"), "reused": made.reused}
+
+
+def section_row(key: str, text: str = "Some text.", title: str = "Title") -> SectionRow:
+    """Return a stored section ``doc:section`` with the given text and title."""
+    doc_id, section_id = key.split(":", 1)
+    return SectionRow(
+        doc_id=doc_id,
+        section_id=section_id,
+        position=0,
+        number="1",
+        title=title,
+        parent=None,
+        children=[],
+        level=1,
+        chars=len(text),
+        summary=None,
+        summary_source=None,
+        text=text,
+    )

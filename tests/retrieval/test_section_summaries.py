@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 from fakes import scripted_llm
+from qa_helpers import section_row
 from veriscribe.retrieval.section_summaries import (
     clip,
     lead_summary,
     parse_summary_lines,
     summarize_sections,
 )
-from veriscribe.store.corpora import SectionRow
-
-
-def row(key: str, text: str) -> SectionRow:
-    doc_id, section_id = key.split(":", 1)
-    return SectionRow(
-        doc_id=doc_id,
-        section_id=section_id,
-        position=0,
-        number="1",
-        title="Title",
-        parent=None,
-        children=[],
-        level=1,
-        chars=len(text),
-        summary=None,
-        summary_source=None,
-        text=text,
-    )
 
 
 def test_parse_summary_lines_accepts_numbering_variants() -> None:
@@ -51,11 +33,13 @@ def test_parse_summary_lines_accepts_numbering_variants() -> None:
 def test_clip_and_lead_summary() -> None:
     assert clip("a b c d e f", 5, "...") == "a b..."
     text = "First sentence about dosing. Second sentence."
-    assert lead_summary(row("g:x", text)) == "First sentence about dosing."
+    assert lead_summary(section_row("g:x", text)) == "First sentence about dosing."
 
 
 async def test_missing_lines_are_asked_again_then_fall_back_to_lead() -> None:
-    sections = [row(f"g:s{i}", f"Section {i} text about topic {i}.") for i in range(3)]
+    sections = [
+        section_row(f"g:s{i}", f"Section {i} text about topic {i}.") for i in range(3)
+    ]
     replies = [
         "1: Covers topic zero in detail.",  # stops early
         "1: Covers topic one in detail.",  # the retry: sections 1 and 2
