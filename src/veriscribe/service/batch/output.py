@@ -7,17 +7,20 @@ import asyncio
 from veriscribe.errors import InputError
 from veriscribe.store import runs
 from veriscribe.store.db import Store
-from veriscribe.store.output import ResultsFile, SyncReport
+from veriscribe.store.output import ResultsFile, Scan, SyncReport
 
 
-async def check_output(results: ResultsFile) -> None:
+async def check_output(results: ResultsFile) -> Scan:
     """Refuse an output file that is not this run's (see ``ResultsFile.scan``).
+
+    Returns:
+        What the file holds.
 
     Raises:
         InputError: The file holds something else, or cannot be read.
     """
     try:
-        await asyncio.to_thread(results.scan)
+        return await asyncio.to_thread(results.scan)
     except OSError as exc:
         raise InputError(f"cannot write {results.path}: {exc.strerror or exc}") from exc
 

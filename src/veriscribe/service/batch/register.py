@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import json
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -33,6 +33,9 @@ T = TypeVar("T")
 
 REGISTER_CHUNK = 200
 READ_CHUNK = 100  # articles read per thread hop while registering
+
+OnFlush = Callable[[Sequence[NewItem], bool], Awaitable[None]]
+"""Called with each chunk's items once they are stored, and whether more may follow."""
 
 
 def failure_line(
@@ -81,13 +84,20 @@ async def register_inputs(
     options: AbstractOptions,
     max_input_bytes: int | None,
     should_stop: Callable[[], bool],
+    first_chunk: int = REGISTER_CHUNK,
+    on_flush: OnFlush | None = None,
 ) -> bool:
     """Read every input and register its items; unreadable ones as failed items.
+
+    Items are stored a chunk at a time: the first once ``first_chunk`` are read, the
+    others every ``REGISTER_CHUNK``; ``on_flush`` hears of each chunk once it is stored.
 
     Returns:
         Whether every input was read (False: a stop request cut reading short).
     """
-    registration = _Registration(store, run_id, model, options)
+    registration = _Registration(
+        store, run_id, model, options, chunk=first_chunk, on_flush=on_flush
+    )
     failed = registration.failed
     # Reading runs in threads: a slow walk or parse never keeps the event loop
     # from running the Ctrl-C handler, and a stop request ends registration.
@@ -108,7 +118,7 @@ async def register_inputs(
         if should_stop():
             break
     registered_all = not should_stop()
-    await registration.flush()
+    await registration.flush(last=True)
     return registered_all
 
 
@@ -120,13 +130,17 @@ class _Registration:
     run_id: str
     model: str
     options: AbstractOptions
+    chunk: int = REGISTER_CHUNK  # items read before the next flush
+    on_flush: OnFlush | None = None
     seq: int = 0
     seen: set[str] = field(default_factory=set)
     items: list[NewItem] = field(default_factory=list)
     articles: list[tuple[int, Article]] = field(default_factory=list)
 
-    async def flush(self) -> None:
+    async def flush(self, *, last: bool = False) -> None:
         """Store the articles read so far and register their items."""
+        if not self.items and not self.articles:
+            return
         keys = await put_articles(self.store, [a for _, a in self.articles])
         for (number, article), key in zip(self.articles, keys, strict=True):
             weight = sum(len(p.text) for p in article.paragraphs)
@@ -141,8 +155,12 @@ class _Registration:
                 )
             )
         await runs.put_items(self.store, self.run_id, self.items)
+        stored = self.items
         self.articles.clear()
-        self.items.clear()
+        self.items = []
+        self.chunk = REGISTER_CHUNK
+        if self.on_flush is not None:
+            await self.on_flush(stored, not last)
 
     def failed(self, source: str, article_id: str | None, reason: str) -> None:
         """Add a failed item with its reason (once per source)."""
@@ -195,7 +213,7 @@ class _Registration:
                     self.seen.add(item.source)
                     self.articles.append((self.seq, item))
                     self.seq += 1
-            if len(self.items) + len(self.articles) >= REGISTER_CHUNK:
+            if len(self.items) + len(self.articles) >= self.chunk:
                 await self.flush()
             if len(chunk) < READ_CHUNK or should_stop():
                 break

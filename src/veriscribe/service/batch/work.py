@@ -7,7 +7,7 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from veriscribe.documents.articles import Article
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
-from veriscribe.offload import INLINE, Offload, auto_workers
+from veriscribe.offload import AUTO_MIN_ITEMS, INLINE, Offload, auto_workers
 from veriscribe.redaction import redact
 from veriscribe.results import (
     AbstractResult,
@@ -36,14 +36,20 @@ from veriscribe.service.batch.config import (
 )
 from veriscribe.service.batch.output import check_output, sync_output, write_lines
 from veriscribe.service.batch.progress import BatchProgress, CallMeter, OnProgress
-from veriscribe.service.batch.register import failure_line, line_json, register_inputs
+from veriscribe.service.batch.register import (
+    REGISTER_CHUNK,
+    OnFlush,
+    failure_line,
+    line_json,
+    register_inputs,
+)
 from veriscribe.service.batch.summary import run_summary
 from veriscribe.store import calls, runs
 from veriscribe.store.articles import get_article
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
-from veriscribe.store.output import ResultsFile, SyncReport
-from veriscribe.store.runs import HeldItem, Outcome, new_worker_id
+from veriscribe.store.output import ResultsFile, Scan, SyncReport
+from veriscribe.store.runs import HeldItem, NewItem, Outcome, new_worker_id
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +102,17 @@ class BatchRunner:
         self.checkpoints: Store | None = None
         self.output_report: SyncReport | None = None
         self.registered_all = True  # False: a stop request cut registration short
+        # A new run's inputs are read on while its first items are worked on.
+        self.registering: asyncio.Task[None] | None = None
+        self.arrived = asyncio.Event()  # more items were registered
+        self.go_on = asyncio.Event()  # the session is open: read the rest
+        self.halting = False  # the session ends: stop reading
 
     # ----------------------------------------------------------------- registering
 
-    async def register(self) -> None:
+    async def register(
+        self, first_chunk: int = REGISTER_CHUNK, on_flush: OnFlush | None = None
+    ) -> None:
         """Read every input and register its items; unreadable ones as failed items."""
         self.registered_all = await register_inputs(
             self.store,
@@ -108,16 +121,96 @@ class BatchRunner:
             model=self.llm.label,
             options=self.options,
             max_input_bytes=self.max_input_bytes,
-            should_stop=self.stopping.is_set,
+            should_stop=lambda: self.halting or self.stopping.is_set(),
+            first_chunk=first_chunk,
+            on_flush=on_flush,
         )
 
-    async def check_output(self) -> None:
+    async def _register_alongside(self) -> None:
+        """Start registering a new run; return once its first items are stored.
+
+        Reading then waits until the session is open (``go_on``): worker processes
+        start meanwhile, never beside a thread that is reading. The first chunk fills
+        every article slot and is at least the batch size that starts worker
+        processes, so a registration still under way means a batch that large. The
+        items of every later chunk are announced (``arrived``), and the lines of those
+        that could not be read are queued for the output file.
+        """
+        first = True
+
+        async def flushed(items: Sequence[NewItem], more: bool) -> None:
+            nonlocal first
+            if first:
+                # Counted, and its failed lines written, as the session opens.
+                first = False
+                if more:
+                    self.arrived.set()
+                    await self.go_on.wait()
+                return
+            failed = [i for i in items if i.status == "failed" and i.result]
+            for item in failed:
+                await self.lines.put((item.item_id, item.result or ""))
+            self.progress.total += len(items)
+            self.progress.failed += len(failed)
+            self.arrived.set()
+
+        first_chunk = max(self.slots, AUTO_MIN_ITEMS)
+        self.registering = asyncio.create_task(self.register(first_chunk, flushed))
+        arrived = asyncio.create_task(self.arrived.wait())
+        await asyncio.wait(
+            {self.registering, arrived}, return_when=asyncio.FIRST_COMPLETED
+        )
+        arrived.cancel()
+        self.arrived.clear()
+        if self.registering.done():
+            task, self.registering = self.registering, None
+            task.result()  # raises what went wrong
+
+    async def _end_registration(self) -> BaseException | None:
+        """Let a registration still under way stop; return what it raised, if anything."""
+        task, self.registering = self.registering, None
+        if task is None:
+            return None
+        self.halting = True
+        self.go_on.set()
+        (outcome,) = await asyncio.gather(task, return_exceptions=True)
+        return outcome if isinstance(outcome, BaseException) else None
+
+    def _still_reading(self) -> bool:
+        """Whether the inputs are still being read.
+
+        Raises:
+            Exception: What reading or storing the inputs raised.
+        """
+        task = self.registering
+        if task is None:
+            return False
+        if not task.done():
+            return True
+        self.registering = None
+        task.result()
+        return False
+
+    async def _first_of(
+        self, waits: set[asyncio.Future[Any]], *, arrivals: bool
+    ) -> set[asyncio.Future[Any]]:
+        """Wait for the first of ``waits``, or (``arrivals``) for new items to claim."""
+        arrival = None
+        if arrivals and self.registering is not None:
+            arrival = asyncio.ensure_future(self.arrived.wait())
+            waits = {*waits, arrival, self.registering}
+        finished, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if arrival is not None:
+            arrival.cancel()
+        return finished
+
+    async def check_output(self) -> Scan:
         """Refuse an output file that is not this run's (see ``ResultsFile.scan``).
 
         Raises:
             InputError: The file holds something else, or cannot be read.
         """
-        await check_output(self.results)
+        return await check_output(self.results)
 
     async def sync_output(self) -> SyncReport:
         """Repair the output file from the database (see ``ResultsFile.sync``).
@@ -234,11 +327,17 @@ class BatchRunner:
         stop_wait = asyncio.create_task(self.stopping.wait())
         try:
             while not self.stopping.is_set():
+                reading = self._still_reading()
                 free = self.slots - len(self.tasks)
                 if free > 0:
+                    self.arrived.clear()
                     held = await runs.claim(self.store, self.run_id, self.worker, free)
                     for item in held:
                         self.tasks.add(asyncio.create_task(self._process(item)))
+                    if not held and not self.tasks and reading:
+                        # The inputs are still being read: wait for their next items.
+                        await self._first_of({stop_wait}, arrivals=True)
+                        continue
                     if not held and not self.tasks:
                         # Nothing pending: take over claims of dead workers, if any.
                         if await runs.reclaim(self.store, self.run_id, self.lease_s):
@@ -250,8 +349,9 @@ class BatchRunner:
                         continue
                     if held:
                         self._report()
-                finished, _ = await asyncio.wait(
-                    {*self.tasks, stop_wait}, return_when=asyncio.FIRST_COMPLETED
+                    free -= len(held)
+                finished = await self._first_of(
+                    {*self.tasks, stop_wait}, arrivals=reading and free > 0
                 )
                 self._reap(finished)
             while self.tasks:
@@ -267,7 +367,7 @@ class BatchRunner:
                 await asyncio.gather(*self.tasks, return_exceptions=True)
             self.tasks.clear()
 
-    def _reap(self, finished: set[asyncio.Task[Any]]) -> None:
+    def _reap(self, finished: set[asyncio.Future[Any]]) -> None:
         for task in finished:
             if task not in self.tasks:
                 continue
@@ -285,16 +385,26 @@ class BatchRunner:
         self.progress.stage = "registering"
         self._report()
         # Refuse an --out file that is not this run's before reading any input.
-        await self.check_output()
+        scan = await self.check_output()
         if self.registers:
-            await self.register()
+            if (
+                not scan.lines
+                and not (await runs.counts(self.store, self.run_id)).total
+            ):
+                # A new run: nothing to repair, or to start over, while reading on.
+                await self._register_alongside()
+            else:
+                await self.register()
         await runs.reclaim(self.store, self.run_id, self.lease_s)
         self.output_report = await self.sync_output()
         counts = await runs.counts(self.store, self.run_id)
         self.progress.total = counts.total
         self.progress.done = counts.done
         self.progress.failed = counts.failed
-        self.offload = self._offload(counts.remaining)
+        reading = self.registering is not None
+        self.offload = self._offload(
+            max(counts.remaining, AUTO_MIN_ITEMS) if reading else counts.remaining
+        )
         # The checkpointer gets a connection of its own: its lock then orders all
         # its reads and writes, and its traffic runs beside the call log's.
         self.checkpoints = await open_database(self.store.target)
@@ -304,6 +414,7 @@ class BatchRunner:
         await runs.set_status(self.store, self.run_id, "running")
         self.started = time.perf_counter()
         self.progress.stage = "working"
+        self.go_on.set()
 
     def _offload(self, remaining: int) -> Offload:
         """Return where this session runs its text steps: in workers when they pay."""
@@ -314,19 +425,27 @@ class BatchRunner:
         return Offload(workers, modules=OFFLOADED) if workers else INLINE
 
     async def _run(self) -> BatchSummary:
-        await self._start()
+        try:
+            await self._start()
+        except BaseException:
+            await self._end_registration()
+            raise
         helpers = [
             asyncio.create_task(write_lines(self.results, self.lines)),
             asyncio.create_task(self._heartbeat()),
             asyncio.create_task(self._ticker()),
         ]
         outcome = "finished"
+        unread: BaseException | None = None
         try:
             await self.work()
         except BaseException:
             outcome = "crashed"
             raise
         finally:
+            unread = await self._end_registration()
+            if unread is not None:
+                outcome = "crashed"
             for helper in helpers[1:]:
                 helper.cancel()
             await self.lines.put(None)
@@ -344,6 +463,8 @@ class BatchRunner:
                 await runs.set_status(self.store, self.run_id, "finished")
             elif outcome != "finished":
                 await runs.set_status(self.store, self.run_id, "interrupted")
+        if unread is not None:
+            raise unread
         if isinstance(ended[0], Exception):
             # The results are in the database; the next run writes the missing lines.
             raise VeriscribeError(

@@ -1,0 +1,160 @@
+"""A new run's articles are worked on while its inputs are still being read."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from veriscribe.options import AbstractOptions
+from veriscribe.service.batch import register as register_module
+from veriscribe.service.batch import run_batch
+from veriscribe.settings import Settings
+from veriscribe.store import runs
+
+ARTICLES = 60
+BAD_LINES = (45, 55)  # after the first chunk (32 items at concurrency 2)
+
+
+def dataset(path: Path) -> Path:
+    """Write ARTICLES small articles, with unreadable lines among the later ones."""
+    rows: list[str] = []
+    for i in range(ARTICLES):
+        if i in BAD_LINES:
+            rows.append("{not json")
+        text = (
+            f"We enrolled {40 + i} adults with asthma in trial {i}. "
+            f"Inhaled steroids cut attacks by {i % 9 + 1} per year."
+        )
+        rows.append(
+            json.dumps(
+                {
+                    "article_id": f"a{i}",
+                    "sections": [{"heading": "Results", "text": text}],
+                }
+            )
+        )
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Record, in order, the items each registration chunk stored and each claim took."""
+    seen: list[tuple[str, int]] = []
+    put, claim = runs.put_items, runs.claim
+
+    async def recording_put(store: Any, run_id: str, items: Any) -> None:
+        await put(store, run_id, items)
+        seen.append(("put", len(items)))
+
+    async def recording_claim(*args: Any) -> list[runs.HeldItem]:
+        held = await claim(*args)
+        seen.append(("claim", len(held)))
+        return held
+
+    monkeypatch.setattr(runs, "put_items", recording_put)
+    monkeypatch.setattr(runs, "claim", recording_claim)
+    # Small reads and chunks, so that 60 articles make several chunks.
+    monkeypatch.setattr(register_module, "READ_CHUNK", 5)
+    monkeypatch.setattr(register_module, "REGISTER_CHUNK", 10)
+    return seen
+
+
+def sources(out: Path) -> Counter[str]:
+    text = out.read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    return Counter(json.loads(line)["source"] for line in text.splitlines())
+
+
+async def test_work_starts_before_reading_ends_and_every_item_has_one_line(
+    tmp_path: Path, events: list[tuple[str, int]], db_target: str
+) -> None:
+    data = dataset(tmp_path / "many.jsonl")
+    out = tmp_path / "out.jsonl"
+    summary = await run_batch(
+        Settings(db=db_target, model="sim"),
+        [str(data)],
+        out,
+        AbstractOptions(),
+        concurrency=2,
+        handle_signals=False,
+    )
+    puts = [i for i, (kind, _) in enumerate(events) if kind == "put"]
+    claims = [i for i, (kind, n) in enumerate(events) if kind == "claim" and n]
+    assert len(puts) > 2 and claims[0] < puts[-1]  # worked on while reading
+    assert (summary.total, summary.done, summary.failed) == (62, 60, 2)
+    counts = sources(out)
+    assert len(counts) == 62 and set(counts.values()) == {1}
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    failed = sorted(r["source"] for r in rows if r.get("error"))
+    assert failed == [f"{data}:46", f"{data}:57"]
+
+
+async def test_a_stop_while_reading_is_resumed_without_loss(
+    tmp_path: Path, events: list[tuple[str, int]], db_target: str
+) -> None:
+    data = dataset(tmp_path / "many.jsonl")
+    out = tmp_path / "out.jsonl"
+    cfg = Settings(db=db_target, model="sim")
+    stop = asyncio.Event()
+    put = runs.put_items
+
+    async def stop_after_the_second_chunk(store: Any, run_id: str, items: Any) -> None:
+        await put(store, run_id, items)
+        if sum(kind == "put" for kind, _ in events) == 2:
+            stop.set()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runs, "put_items", stop_after_the_second_chunk)
+        first = await run_batch(
+            cfg,
+            [str(data)],
+            out,
+            AbstractOptions(),
+            concurrency=2,
+            stop=stop,
+            handle_signals=False,
+        )
+    assert first.interrupted and first.total < 62
+    second = await run_batch(
+        cfg, [str(data)], out, AbstractOptions(), concurrency=2, handle_signals=False
+    )
+    assert not second.interrupted
+    assert (second.total, second.done, second.failed) == (62, 60, 2)
+    counts = sources(out)
+    assert len(counts) == 62 and set(counts.values()) == {1}
+
+
+async def test_a_registration_error_ends_the_run_and_a_rerun_loses_nothing(
+    tmp_path: Path, events: list[tuple[str, int]], db_target: str
+) -> None:
+    data = dataset(tmp_path / "many.jsonl")
+    out = tmp_path / "out.jsonl"
+    cfg = Settings(db=db_target, model="sim")
+    put = runs.put_items
+
+    async def failing_third_chunk(store: Any, run_id: str, items: Any) -> None:
+        if sum(kind == "put" for kind, _ in events) == 2:
+            raise OSError("disk full")
+        await put(store, run_id, items)
+
+    crashing = run_batch(
+        cfg, [str(data)], out, AbstractOptions(), concurrency=2, handle_signals=False
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runs, "put_items", failing_third_chunk)
+        # On an event loop of its own, as a crash ends its process: the articles it
+        # cancels may leave their database sockets registered with that loop.
+        with pytest.raises(OSError, match="disk full"):
+            await asyncio.to_thread(asyncio.run, crashing)
+    again = await run_batch(
+        cfg, [str(data)], out, AbstractOptions(), concurrency=2, handle_signals=False
+    )
+    assert (again.total, again.done, again.failed) == (62, 60, 2)
+    counts = sources(out)
+    assert len(counts) == 62 and set(counts.values()) == {1}
