@@ -11,7 +11,9 @@ database each, with the response cache off, in one run:
   the copy limit on the embedded model) at ``-c 2`` (two llama contexts, the threads
   split between the calls running at once);
 - ``reasoning``: ``new`` with the papers' discarded reasoning field, on the first model
-  only: what ``--lean`` (the default) saves and costs.
+  only: what ``--lean`` (the default) saves and costs;
+- ``lookup``: ``new`` decoded with prompt-lookup drafts (``VERISCRIBE_LLM__LOOKUP``):
+  what drafting saves, and how the abstracts it gives compare.
 
 For each it prints articles per hour (wall time of the whole batch: reading, graph,
 model, output), prompt and output tokens per article, and the abstracts' trigram
@@ -73,7 +75,10 @@ PIPELINES: dict[str, tuple[AbstractOptions, int]] = {
     "today": (AbstractOptions(prompt="bc", lean=False, copy_limit=0, words=0), 1),
     "new": (AbstractOptions(), 2),
     "reasoning": (AbstractOptions(lean=False), 2),
+    "lookup": (AbstractOptions(), 2),
 }
+LOOKUP = {"lookup"}
+"""Pipelines decoded with prompt-lookup drafts (``LLMSettings.lookup``)."""
 
 
 @dataclass
@@ -109,9 +114,10 @@ def shortest_articles(count: int) -> list[tuple[Path, Article]]:
     return [(path, article) for _, path, article in found[:count]]
 
 
-def settings_for(db: Path, concurrency: int) -> Settings:
+def settings_for(db: Path, concurrency: int, lookup: bool = False) -> Settings:
     """Return settings with a fresh database and no response cache."""
-    return Settings(db=db, llm=LLMSettings(cache=False, concurrency=concurrency))
+    llm = LLMSettings(cache=False, concurrency=concurrency, lookup=lookup)
+    return Settings(db=db, llm=llm)
 
 
 async def run_pipeline(
@@ -138,9 +144,9 @@ async def run_pipeline(
         started = time.perf_counter()
         try:
             await run_batch(
-                settings_for(work / f"{name}.sqlite", concurrency).with_overrides(
-                    model=model
-                ),
+                settings_for(
+                    work / f"{name}.sqlite", concurrency, pipeline in LOOKUP
+                ).with_overrides(model=model),
                 [str(path) for path, _ in articles],
                 out,
                 options,

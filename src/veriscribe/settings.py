@@ -91,6 +91,13 @@ class LLMSettings(BaseModel):
         "context on threads/contexts threads (at most `threads` contexts); default: "
         "the concurrency.",
     )
+    lookup: bool = Field(
+        False,
+        description="Embedded backend: draft the next tokens from where the last ones "
+        "appear in the prompt and check them in one batch (prompt-lookup decoding). "
+        "Faster on summaries, but batched evaluation rounds differently, so replies "
+        "differ from one-token-at-a-time decoding.",
+    )
     openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
         "json_object",
         description="How `openai:` structured calls send their JSON schema: "

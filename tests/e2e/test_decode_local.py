@@ -10,14 +10,17 @@ a quote enum (the constrained citations' schema) and the copy guard.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
 
+from veriscribe.llm import copy_guard as guard_module
+from veriscribe.llm.candidates import CandidateFilter
 from veriscribe.llm.local import ChatLlamaCpp
-from veriscribe.llm.sampling import CandidateSampler
+from veriscribe.llm.sampling import CandidateSampler, SamplingLlama
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.text.sentences import quotable_units
 
@@ -116,3 +119,42 @@ def test_sampling_at_a_temperature_draws_what_the_stock_chain_draws(
             chat._stock_sampling = False
         texts.append(str(reply.content))
     assert texts[0] == texts[1]
+
+
+def test_lookup_decoding_drafts_and_keeps_every_constraint(
+    chat: ChatLlamaCpp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drafted tokens pass the grammar and the quote enum; the copy guard sees each
+    position's own context (one token longer at every step), never the drafts after it.
+    """
+    seen: list[int] = []
+    real = guard_module.copy_guard_processor
+
+    def recording(*args: Any, **kwargs: Any) -> CandidateFilter:
+        guard = real(*args, **kwargs)
+
+        def check(input_ids: Any, ids: Any, logits: Any) -> None:
+            seen.append(len(input_ids))
+            guard.check(input_ids, ids, logits)
+
+        return CandidateFilter(check, guard.candidates)
+
+    monkeypatch.setattr(guard_module, "copy_guard_processor", recording)
+    llama: SamplingLlama = chat._loaded().contexts[0]
+    before = llama.drafted_batches
+    replies = {}
+    chat.lookup = True
+    try:
+        for case in sorted(CASES):
+            llama.reset()
+            prompt, options = CASES[case]
+            replies[case] = str(chat.invoke([HumanMessage(prompt)], **options).content)
+    finally:
+        chat.lookup = False
+    assert llama.drafted_batches > before
+    reply = json.loads(replies["json_object"])
+    assert isinstance(reply["ok"], bool) and isinstance(reply["colours"], list)
+    units = {u.text for u in quotable_units(SECTION)}
+    quotes = [s["quote"] for s in json.loads(replies["quote_enum"])["sentences"]]
+    assert quotes and set(quotes) <= units
+    assert len(seen) > 10 and seen == list(range(seen[0], seen[0] + len(seen)))

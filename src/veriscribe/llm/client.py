@@ -150,6 +150,8 @@ class LLM:
         ]
         if self.spec.backend == "openai":
             parts.append(f"schema={cfg.openai_schema}")
+        if self.spec.backend == "local" and cfg.lookup:
+            parts.append("lookup")  # other replies (see ``LLMSettings.lookup``)
         return "|".join(parts)
 
     def add_observer(self, observer: CallObserver) -> None:

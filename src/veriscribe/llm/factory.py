@@ -184,6 +184,7 @@ def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
         contexts=cfg.local_contexts or cfg.concurrency,
         temperature=cfg.temperature,
         max_tokens=cfg.max_output_tokens,
+        lookup=cfg.lookup,
     )
     return LLM(
         spec=spec,

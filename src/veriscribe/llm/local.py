@@ -151,6 +151,8 @@ class ChatLlamaCpp(BaseChatModel):
     temperature: float = 0.1
     max_tokens: int = 1024
     seed: int = 0
+    lookup: bool = False
+    """Prompt-lookup decoding (``sampling.LOOKUP``) where the sampler serves."""
     _pool: ContextPool[Any] | None = PrivateAttr(default=None)
     _grammars: dict[str, Any] = PrivateAttr(default_factory=dict)
     _stock_sampling: bool = PrivateAttr(default=False)
@@ -326,6 +328,7 @@ class ChatLlamaCpp(BaseChatModel):
         with pool.lease(prompt_key(chat)) as llama:
             self._fit_threads(pool, llama)
             llama.stock_sampling = self._stock_sampling
+            llama.lookup = self.lookup
             processors: list[Any] = [self._thread_governor(pool, llama)]
             guard = self._copy_guard(llama, kwargs.get("copy_guard"))
             if guard is not None:

@@ -43,15 +43,22 @@ import numpy as np
 import numpy.typing as npt
 from llama_cpp import Llama, LogitsProcessorList
 from llama_cpp.llama_grammar import LlamaGrammar
+from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
 from veriscribe.llm.candidates import CandidateFilter
 
-__all__ = ["CUT", "CandidateSampler", "SamplingLlama"]
+__all__ = ["CUT", "LOOKUP", "CandidateSampler", "SamplingLlama"]
 
 CUT = 64
 """Tokens kept before the processors and the grammar: above the copy guard's 40."""
 _MARGIN = 1e-4
 """Relative slack on top-p's threshold for float rounding (llama.cpp sums in float32)."""
+
+LOOKUP = LlamaPromptLookupDecoding(max_ngram_size=2, num_pred_tokens=4)
+"""Drafts: the 4 tokens that followed the last 2 (else 1) tokens where they last
+appeared in the prompt or the reply; checked in one batch with the next token."""
+DRAFTED = LOOKUP.num_pred_tokens + 1
+"""The longest batch that ``eval`` takes for a sampled token and its drafts."""
 
 _ROW = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
@@ -159,6 +166,8 @@ class CandidateSampler:
         cut = scratch.rows[: scratch.array.size]
         floor = float(cut["logit"][-1])
         input_ids = self._llama._input_ids
+        if idx < -1:  # a drafted position: its context ends there
+            input_ids = input_ids[: len(input_ids) + idx + 1]
         for processor in self._filters:
             k = min(processor.candidates, len(cut))
             processor.check(input_ids, cut["id"][:k], cut["logit"][:k])
@@ -286,6 +295,10 @@ class SamplingLlama(Llama):
     """
 
     stock_sampling = False
+    lookup = False
+    """Draft tokens from the prompt (``LOOKUP``) and check them in one batch."""
+    drafted_batches = 0
+    """Batches of a sampled token and its drafts evaluated so far."""
 
     def scratch(self) -> _Scratch:
         """Return this context's vocabulary-sized sampling buffer."""
@@ -331,7 +344,29 @@ class SamplingLlama(Llama):
             grammar=grammar,
         )
         sampler = None if self.stock_sampling else self._candidate_sampler(options)
+        # Drafted positions are sampled by ``CandidateSampler`` only: it gives each
+        # filter the tokens up to that position.
+        self.draft_model = LOOKUP if self.lookup and sampler is not None else None
         return sampler if sampler is not None else super()._init_sampler(**options)
+
+    def eval(self, tokens: Any) -> None:
+        """Evaluate tokens; a sampled token with its drafts keeps every position's logits.
+
+        The stock ``eval`` keeps only the last position's logits unless the context
+        keeps them all (``logits_all``: a vocabulary-sized row per context position).
+        """
+        drafted = self.draft_model is not None and 1 < len(tokens) <= DRAFTED
+        if not drafted:  # a prompt, or one token: only the last logits are read
+            super().eval(tokens)
+            return
+        self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+        n_past = self.n_tokens
+        self._batch.set_batch(batch=list(tokens), n_past=n_past, logits_all=True)
+        self._ctx.decode(self._batch)
+        self.input_ids[n_past : n_past + len(tokens)] = tokens
+        self.n_tokens += len(tokens)
+        self._requires_eval = False
+        self.drafted_batches += 1
 
     def _candidate_sampler(self, options: dict[str, Any]) -> CandidateSampler | None:
         """Return a ``CandidateSampler`` for these options, or None if it cannot serve."""
