@@ -200,8 +200,10 @@ async def run_plain(*args: Any, **kwargs: Any) -> dict[str, Any]:
     return {**made.answer.model_dump(mode="json"), "reused": made.reused}
 
 
-def section_row(key: str, text: str = "Some text.", title: str = "Title") -> SectionRow:
-    """Return a stored section ``doc:section`` with the given text and title."""
+def section_row(
+    key: str, text: str = "Some text.", title: str = "Title", parent: str | None = None
+) -> SectionRow:
+    """Return a stored section ``doc:section`` with the given text, title and parent."""
     doc_id, section_id = key.split(":", 1)
     return SectionRow(
         doc_id=doc_id,
@@ -209,7 +211,7 @@ def section_row(key: str, text: str = "Some text.", title: str = "Title") -> Sec
         position=0,
         number="1",
         title=title,
-        parent=None,
+        parent=parent,
         children=[],
         level=1,
         chars=len(text),

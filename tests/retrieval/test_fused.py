@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from qa_helpers import CORPUS, add_fixture_corpus
+from qa_helpers import CORPUS, add_fixture_corpus, section_row
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.retrieval.fused import (
     BACK_MATTER,
@@ -20,7 +20,6 @@ from veriscribe.retrieval.fused import (
 )
 from veriscribe.store import corpora
 from veriscribe.store.connect import open_database
-from veriscribe.store.corpora import SectionRow
 
 
 def doc(key: str, text: str, *, title: str = "", context: str = "") -> SectionDoc:
@@ -111,28 +110,11 @@ def test_keys_must_be_unique_and_present() -> None:
         FusedIndex([])
 
 
-def row(section_id: str, title: str, parent: str | None, chars: int) -> SectionRow:
-    return SectionRow(
-        doc_id="g",
-        section_id=section_id,
-        position=0,
-        number="",
-        title=title,
-        parent=parent,
-        children=[],
-        level=1,
-        chars=chars,
-        summary=None,
-        summary_source=None,
-        text="t" * chars,
-    )
-
-
 def test_section_docs_carry_the_document_title_and_heading_path() -> None:
     rows = [
-        row("recs", "Recommendations", None, 0),
-        row("recs/diet", "Diet", "recs", 10),
-        row("recs/diet/salt", "Salt", "recs/diet", 5),
+        section_row("g:recs", "", "Recommendations"),
+        section_row("g:recs/diet", "t" * 10, "Diet", parent="recs"),
+        section_row("g:recs/diet/salt", "t" * 5, "Salt", parent="recs/diet"),
     ]
     found = section_docs(rows, {"g": "Hypertension guideline"})
     assert [(s.key, s.context, s.title) for s in found] == [

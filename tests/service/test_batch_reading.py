@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from veriscribe.options import AbstractOptions
+from veriscribe.results import BatchSummary
 from veriscribe.service.batch import register as register_module
 from veriscribe.service.batch import run_batch
 from veriscribe.settings import Settings
@@ -71,25 +72,36 @@ def sources(out: Path) -> Counter[str]:
     return Counter(json.loads(line)["source"] for line in text.splitlines())
 
 
-async def test_work_starts_before_reading_ends_and_every_item_has_one_line(
-    tmp_path: Path, events: list[tuple[str, int]], db_target: str
-) -> None:
-    data = dataset(tmp_path / "many.jsonl")
-    out = tmp_path / "out.jsonl"
-    summary = await run_batch(
-        Settings(db=db_target, model="sim"),
+def batch(cfg: Settings, data: Path, out: Path, **more: Any) -> Any:
+    """Return the batch of the dataset at concurrency 2 (a coroutine to await or run)."""
+    return run_batch(
+        cfg,
         [str(data)],
         out,
         AbstractOptions(),
         concurrency=2,
         handle_signals=False,
+        **more,
     )
-    puts = [i for i, (kind, _) in enumerate(events) if kind == "put"]
-    claims = [i for i, (kind, n) in enumerate(events) if kind == "claim" and n]
-    assert len(puts) > 2 and claims[0] < puts[-1]  # worked on while reading
+
+
+def assert_every_item_once(summary: BatchSummary, out: Path) -> None:
+    """The 60 articles and the 2 unreadable lines, each with exactly one line."""
     assert (summary.total, summary.done, summary.failed) == (62, 60, 2)
     counts = sources(out)
     assert len(counts) == 62 and set(counts.values()) == {1}
+
+
+async def test_work_starts_before_reading_ends_and_every_item_has_one_line(
+    tmp_path: Path, events: list[tuple[str, int]], db_target: str
+) -> None:
+    data = dataset(tmp_path / "many.jsonl")
+    out = tmp_path / "out.jsonl"
+    summary = await batch(Settings(db=db_target, model="sim"), data, out)
+    puts = [i for i, (kind, _) in enumerate(events) if kind == "put"]
+    claims = [i for i, (kind, n) in enumerate(events) if kind == "claim" and n]
+    assert len(puts) > 2 and claims[0] < puts[-1]  # worked on while reading
+    assert_every_item_once(summary, out)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     failed = sorted(r["source"] for r in rows if r.get("error"))
     assert failed == [f"{data}:46", f"{data}:57"]
@@ -111,23 +123,11 @@ async def test_a_stop_while_reading_is_resumed_without_loss(
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runs, "put_items", stop_after_the_second_chunk)
-        first = await run_batch(
-            cfg,
-            [str(data)],
-            out,
-            AbstractOptions(),
-            concurrency=2,
-            stop=stop,
-            handle_signals=False,
-        )
+        first = await batch(cfg, data, out, stop=stop)
     assert first.interrupted and first.total < 62
-    second = await run_batch(
-        cfg, [str(data)], out, AbstractOptions(), concurrency=2, handle_signals=False
-    )
+    second = await batch(cfg, data, out)
     assert not second.interrupted
-    assert (second.total, second.done, second.failed) == (62, 60, 2)
-    counts = sources(out)
-    assert len(counts) == 62 and set(counts.values()) == {1}
+    assert_every_item_once(second, out)
 
 
 async def test_a_registration_error_ends_the_run_and_a_rerun_loses_nothing(
@@ -143,18 +143,11 @@ async def test_a_registration_error_ends_the_run_and_a_rerun_loses_nothing(
             raise OSError("disk full")
         await put(store, run_id, items)
 
-    crashing = run_batch(
-        cfg, [str(data)], out, AbstractOptions(), concurrency=2, handle_signals=False
-    )
+    crashing = batch(cfg, data, out)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runs, "put_items", failing_third_chunk)
         # On an event loop of its own, as a crash ends its process: the articles it
         # cancels may leave their database sockets registered with that loop.
         with pytest.raises(OSError, match="disk full"):
             await asyncio.to_thread(asyncio.run, crashing)
-    again = await run_batch(
-        cfg, [str(data)], out, AbstractOptions(), concurrency=2, handle_signals=False
-    )
-    assert (again.total, again.done, again.failed) == (62, 60, 2)
-    counts = sources(out)
-    assert len(counts) == 62 and set(counts.values()) == {1}
+    assert_every_item_once(await batch(cfg, data, out), out)
