@@ -94,7 +94,12 @@ async def test_a_server_killed_mid_run_loses_no_call(
         victim = servers[3]
 
         async def kill_soon() -> None:
-            await asyncio.sleep(0.3)  # calls of the second round are in flight
+            # Once calls are in flight on it (a fixed delay missed them on a slow
+            # machine, where the first calls had not gone out yet).
+            for _ in range(3000):  # at most 30 s
+                if victim.stats.in_flight:
+                    break
+                await asyncio.sleep(0.01)
             await asyncio.to_thread(victim.kill)
 
         replies, _ = await asyncio.gather(many(llm, 40), kill_soon())
