@@ -11,7 +11,9 @@ kind of constraint veriscribe uses:
 each through the fast sampler (``CandidateSampler``, the default) and through
 llama-cpp-python's own chain (``stock``: the grammar over the whole vocabulary), first on
 one context (all the threads), then on two contexts side by side (two calls at once,
-one thread each; the tokens/s is the two calls' tokens over the wall time). The runs are
+one thread each; the tokens/s is the two calls' tokens over the wall time), and on any
+layout ``--contexts`` lists (``b4``: four calls as sequences of one context on all the
+threads, decoded together, ``LLMSettings.batched``). The runs are
 interleaved (every variant once per repetition) so that a busy machine slows them alike.
 Each measured call follows a one-token call on the same prompt, so the prompt is already
 in the context's cache and the time is decoding (the last prompt token is read again).
@@ -29,7 +31,7 @@ rate of ``abstract`` on the ``--articles`` shortest JATS dev articles (one batch
 calls at once). Timings on a shared machine are noisy: compare figures of one run.
 
 Usage: ``PYTHONPATH=src .venv/bin/python bench/decode.py [--tokens 100] [--reps 1]
-[--kinds json,enum,guard] [--contexts 1,2] [--no-stock] [--temperature 0.1]
+[--kinds json,enum,guard] [--contexts 1,2,b4] [--no-stock] [--temperature 0.1]
 [--ask 3] [--articles 1]``
 """
 
@@ -109,13 +111,20 @@ KINDS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def make_chat(contexts: int, args: argparse.Namespace) -> ChatLlamaCpp:
-    """Return the bundled model on ``contexts`` contexts sharing the threads."""
+def calls_of(layout: str) -> int:
+    """Return how many calls run at once on a layout (``2``, or ``b4``: batched)."""
+    return int(layout.removeprefix("b"))
+
+
+def make_chat(layout: str, args: argparse.Namespace) -> ChatLlamaCpp:
+    """Return the bundled model on ``layout``: N contexts sharing the threads, or bN
+    sequences of one context decoded together (``LLMSettings.batched``)."""
     return ChatLlamaCpp(
         model_path=local_model_path(Settings()),
         n_ctx=2048,
         n_threads=args.threads,
-        contexts=contexts,
+        contexts=calls_of(layout),
+        batched=layout.startswith("b"),
         temperature=args.temperature,
         max_tokens=args.tokens,
     )
@@ -153,7 +162,7 @@ async def decode_speeds(args: argparse.Namespace) -> dict[tuple[Any, ...], list[
         chat = make_chat(contexts, args)
         chat.load()
         # Untimed: the first call pages the weights in.
-        await timed_calls(chat, args.kinds[0], True, False, contexts)
+        await timed_calls(chat, args.kinds[0], True, False, calls_of(contexts))
         for rep in range(args.reps):
             # Every other repetition runs the variants in the reverse order.
             variants = [(s, m) for s in samplers for m in ("free", "constrained")]
@@ -164,7 +173,7 @@ async def decode_speeds(args: argparse.Namespace) -> dict[tuple[Any, ...], list[
                         kind,
                         mode == "constrained",
                         sampler == "stock",
-                        contexts,
+                        calls_of(contexts),
                     )
                     for key in (
                         (contexts, sampler, mode, kind),
@@ -297,7 +306,7 @@ async def main() -> None:
     parser.add_argument("--articles", type=int, default=1, help="Articles (0: skip).")
     args = parser.parse_args()
     args.kinds = [k for k in args.kinds.split(",") if k]
-    args.contexts = [int(c) for c in args.contexts.split(",") if c]
+    args.contexts = [c for c in args.contexts.split(",") if c]
     totals = await decode_speeds(args)
     table(totals, args)
     work = Path(tempfile.mkdtemp(prefix="decode-bench-"))

@@ -76,9 +76,12 @@ PIPELINES: dict[str, tuple[AbstractOptions, int]] = {
     "new": (AbstractOptions(), 2),
     "reasoning": (AbstractOptions(lean=False), 2),
     "lookup": (AbstractOptions(), 2),
+    "batched": (AbstractOptions(), 4),
 }
 LOOKUP = {"lookup"}
 """Pipelines decoded with prompt-lookup drafts (``LLMSettings.lookup``)."""
+BATCHED = {"batched"}
+"""Pipelines whose calls are sequences of one context (``LLMSettings.batched``)."""
 
 
 @dataclass
@@ -114,9 +117,13 @@ def shortest_articles(count: int) -> list[tuple[Path, Article]]:
     return [(path, article) for _, path, article in found[:count]]
 
 
-def settings_for(db: Path, concurrency: int, lookup: bool = False) -> Settings:
+def settings_for(
+    db: Path, concurrency: int, lookup: bool = False, batched: bool = False
+) -> Settings:
     """Return settings with a fresh database and no response cache."""
-    llm = LLMSettings(cache=False, concurrency=concurrency, lookup=lookup)
+    llm = LLMSettings(
+        cache=False, concurrency=concurrency, lookup=lookup, batched=batched
+    )
     return Settings(db=db, llm=llm)
 
 
@@ -145,7 +152,10 @@ async def run_pipeline(
         try:
             await run_batch(
                 settings_for(
-                    work / f"{name}.sqlite", concurrency, pipeline in LOOKUP
+                    work / f"{name}.sqlite",
+                    concurrency,
+                    pipeline in LOOKUP,
+                    pipeline in BATCHED,
                 ).with_overrides(model=model),
                 [str(path) for path, _ in articles],
                 out,

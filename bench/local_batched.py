@@ -1,26 +1,26 @@
-"""Two calls on the embedded model: two contexts against two sequences in one context.
+"""Calls on the embedded model: contexts of their own against sequences of one context.
 
-The embedded backend runs calls side by side on a pool of llama contexts (two 1-thread
-contexts on two threads by default). llama.cpp can also decode several sequences in one
-context, one token of each per step (one batch), on all the threads. This bench reads
-the same two facet-sized prompts (development-article paragraphs, about 600 tokens) and
-then decodes ``--tokens`` greedy tokens of each, in three layouts, alternating in every
-round so that a busy machine slows them alike:
+The embedded backend runs calls side by side either on a pool of llama contexts (two
+1-thread contexts on two threads) or, batched (``LLMSettings.batched``), as sequences of
+one context on all the threads whose next tokens are decoded in one batch per step
+(``llm/batched.py``). This bench reads ``--calls`` facet-sized prompts (development-
+article paragraphs, about 600 tokens) and decodes ``--tokens`` greedy tokens of each, in
+three layouts, alternating in every round so that a busy machine slows them alike:
 
-- ``two_contexts``: two contexts of one thread each, one call per context, from two
-  threads (today's default for calls side by side);
-- ``batched``: one context of two threads holding both sequences, each decoding step one
-  batch of two tokens;
-- ``one``: one context of two threads, the two calls one after the other.
+- ``two_contexts``: two contexts of one thread each, each taking the next call when its
+  last one ends (the pool's layout without batching);
+- ``batched``: the product's ``SharedContext``, one sequence per call, each call on its
+  own thread handing in its tokens;
+- ``one``: one context of two threads, the calls one after the other.
 
 Decoding is free (argmax of the logits, no grammar, end of text ignored): it measures
-the engine, which bounds what batched sampling could give. Per layout it prints the
-prompt seconds and the output tokens per second of both calls together; the last line is
+the engine. Per layout it prints the seconds of the whole round (reading and decoding)
+and the output tokens per second; the last line is
 ``batched_over_two_contexts=<x> two_contexts_over_one=<x>`` (medians of the per-round
-ratios of the whole-call times).
+ratios of the round times: above 1, the first named is faster).
 
 Usage: ``PYTHONPATH=src nice -n 5 .venv/bin/python bench/local_batched.py
-[--tokens 64] [--rounds 3]``
+[--calls 4] [--tokens 64] [--rounds 3]``
 """
 
 from __future__ import annotations
@@ -143,51 +143,78 @@ def timed(run: Callable[[], Any]) -> float:
     return time.perf_counter() - started
 
 
+def call_on(engine: Engine, prompt: list[int], count: int) -> None:
+    """Read ``prompt`` on a context of its own and decode ``count`` tokens."""
+    engine.clear()
+    engine.read([prompt])
+    engine.generate([prompt], count)
+
+
+def call_in(shared: Any, llama: Any, seq: int, prompt: list[int], count: int) -> None:
+    """Read ``prompt`` as sequence ``seq`` of a shared context; decode ``count`` tokens."""
+    import llama_cpp
+
+    rows = shared.eval(seq, prompt, 0, all_logits=False)
+    for n in range(count):
+        pointer = llama_cpp.llama_get_logits_ith(llama.ctx, rows[-1])
+        logits = np.ctypeslib.as_array(pointer, shape=(llama.n_vocab(),))
+        rows = shared.eval(seq, [int(np.argmax(logits))], len(prompt) + n, False)
+    shared.leave(seq)
+
+
+def on_threads(work: list[Callable[[], Any]]) -> None:
+    """Run each piece of ``work`` on a thread of its own; wait for all."""
+    threads = [threading.Thread(target=w) for w in work]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def main() -> None:
     """Print the three layouts' times and their ratios."""
+    from veriscribe.llm.batched import shared_sequences
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=4)
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     path = local_model_path(Settings())
-    batched = Engine(path, threads=2, seqs=2, n_ctx=2048)
     one = Engine(path, threads=2, seqs=1, n_ctx=2048)
     pair = [Engine(path, threads=1, seqs=1, n_ctx=2048) for _ in range(2)]
-    texts = passages(2)
-    prompts = [batched.tokens(t) for t in texts]
+    sequences = shared_sequences(str(path), 2048, 2, args.calls)
+    shared = sequences[0].shared
+    prompts = [one.tokens(t) for t in passages(args.calls)]
     print(
         f"prompt tokens {[len(p) for p in prompts]}, {args.tokens} output tokens each"
     )
 
-    def run_batched() -> tuple[float, float]:
-        batched.clear()
-        return timed(lambda: batched.read(prompts)), timed(
-            lambda: batched.generate(prompts, args.tokens)
+    def run_batched() -> None:
+        on_threads(
+            [
+                lambda s=seq: call_in(shared, sequences[s], s, prompts[s], args.tokens)
+                for seq in range(args.calls)
+            ]
         )
 
-    def run_one() -> tuple[float, float]:
-        read = decode = 0.0
+    def run_one() -> None:
         for prompt in prompts:
-            one.clear()
-            read += timed(lambda p=prompt: one.read([p]))
-            decode += timed(lambda p=prompt: one.generate([p], args.tokens))
-        return read, decode
+            call_on(one, prompt, args.tokens)
 
-    def run_pair() -> tuple[float, float]:
-        reads = [0.0, 0.0]
-        decodes = [0.0, 0.0]
+    def run_pair() -> None:
+        queue = list(prompts)
+        lock = threading.Lock()
 
-        def call(i: int) -> None:
-            pair[i].clear()
-            reads[i] = timed(lambda: pair[i].read([prompts[i]]))
-            decodes[i] = timed(lambda: pair[i].generate([prompts[i]], args.tokens))
+        def worker(engine: Engine) -> None:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    prompt = queue.pop(0)
+                call_on(engine, prompt, args.tokens)
 
-        threads = [threading.Thread(target=call, args=(i,)) for i in (0, 1)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return max(reads), max(decodes)
+        on_threads([lambda e=engine: worker(e) for engine in pair])
 
     layouts = {"two_contexts": run_pair, "batched": run_batched, "one": run_one}
     for run in layouts.values():  # page the weights in, warm every context
@@ -196,12 +223,11 @@ def main() -> None:
     for r in range(args.rounds):
         order = list(layouts) if r % 2 == 0 else list(reversed(layouts))
         for name in order:
-            read, decode = layouts[name]()
-            totals[name].append(read + decode)
-            tps = 2 * args.tokens / decode
+            seconds = timed(layouts[name])
+            totals[name].append(seconds)
+            tps = args.calls * args.tokens / seconds
             print(
-                f"round {r} {name}: prompts {read:.2f}s, decoding {decode:.2f}s "
-                f"({tps:.1f} output tokens/s in all)"
+                f"round {r} {name}: {seconds:.2f}s ({tps:.1f} output tokens/s in all)"
             )
     rounds = range(args.rounds)
     batched_ratio = statistics.median(

@@ -88,8 +88,8 @@ class LLMSettings(BaseModel):
         None,
         ge=1,
         description="Calls the embedded backend runs at once, each in its own llama "
-        "context on threads/contexts threads (at most `threads` contexts); default: "
-        "the concurrency.",
+        "context on threads/contexts threads (at most `threads` contexts), or with "
+        "`batched`, as that many sequences of one context; default: the concurrency.",
     )
     lookup: bool = Field(
         False,
@@ -97,6 +97,13 @@ class LLMSettings(BaseModel):
         "appear in the prompt and check them in one batch (prompt-lookup decoding). "
         "Faster on summaries, but batched evaluation rounds differently, so replies "
         "differ from one-token-at-a-time decoding.",
+    )
+    batched: bool = Field(
+        False,
+        description="Embedded backend: run the calls in flight as sequences of one "
+        "llama context on all the threads, and decode their next tokens in one batch "
+        "per step. Replies of calls that run side by side can differ from the same "
+        "calls run alone (batched evaluation rounds differently).",
     )
     openai_schema: Literal["json_object", "json_object_schema", "json_schema"] = Field(
         "json_object",

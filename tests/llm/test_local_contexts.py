@@ -221,3 +221,18 @@ def test_contexts_follow_the_concurrency_unless_set(tmp_path: Path) -> None:
     assert layout(concurrency=4, local_contexts=1) == (1, 2)
     assert layout(concurrency=1, local_contexts=2) == (2, 1)
     assert layout(threads=4, concurrency=8, local_contexts=3) == (3, 1)
+    # Batched: the calls are sequences of one context, each step on every thread.
+    assert layout(batched=True) == (4, 2)
+    assert layout(batched=True, concurrency=8, local_contexts=6) == (6, 2)
+
+
+def test_batched_replies_have_keys_of_their_own(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+
+    def identity(**llm: Any) -> str:
+        settings = Settings(local_model=model, llm=LLMSettings(**llm))
+        return make_llm("local", settings).identity
+
+    assert "batched" in identity(batched=True)
+    assert "batched" not in identity()

@@ -152,6 +152,8 @@ class LLM:
             parts.append(f"schema={cfg.openai_schema}")
         if self.spec.backend == "local" and cfg.lookup:
             parts.append("lookup")  # other replies (see ``LLMSettings.lookup``)
+        if self.spec.backend == "local" and cfg.batched:
+            parts.append("batched")  # so are these (``LLMSettings.batched``)
         return "|".join(parts)
 
     def add_observer(self, observer: CallObserver) -> None:

@@ -185,6 +185,7 @@ def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
         temperature=cfg.temperature,
         max_tokens=cfg.max_output_tokens,
         lookup=cfg.lookup,
+        batched=cfg.batched,
     )
     return LLM(
         spec=spec,

@@ -17,7 +17,8 @@ import json
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ from veriscribe.llm.grammar import check_grammar, route_llama_logs, schema_gramm
 from veriscribe.llm.results import chat_result
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
-_LOADED: dict[tuple[str, int, int, int], ContextPool[Any]] = {}
+_LOADED: dict[tuple[str, int, int, int, bool], ContextPool[Any]] = {}
 _LOAD_LOCK = threading.Lock()
 _WORDS: dict[str, CommonWords] = {}
 _WORDS_LOCK = threading.Lock()
@@ -69,16 +70,29 @@ def _check_gguf(path: Path) -> None:
             raise ModelFileMissing(f"not a GGUF model file: {path}")
 
 
+def layout(n_threads: int, contexts: int, batched: bool) -> tuple[int, int]:
+    """Return (calls that run at once, threads each) of the embedded backend.
+
+    Batched, every call is a sequence of one context on all the threads; otherwise
+    each has a context of its own (see ``split_threads``).
+    """
+    if batched:
+        return max(1, contexts), max(1, n_threads)
+    return split_threads(n_threads, contexts)
+
+
 def load_llama(
-    path: Path, n_ctx: int, n_threads: int, contexts: int = 1
+    path: Path, n_ctx: int, n_threads: int, contexts: int = 1, batched: bool = False
 ) -> ContextPool[Any]:
     """Return the shared contexts of this model file, loading them once.
 
-    ``contexts`` is capped at ``n_threads``; each context gets ``n_threads // contexts``
-    threads for decoding and for reading prompts alike.
+    Batched (``veriscribe.llm.batched``), the ``contexts`` are sequences of one context
+    that decode together on ``n_threads``. Otherwise ``contexts`` is capped at
+    ``n_threads``, and each context gets ``n_threads // contexts`` threads for decoding
+    and for reading prompts alike.
     """
-    count, threads_each = split_threads(n_threads, contexts)
-    key = (str(path.resolve()), n_ctx, n_threads, count)
+    count, threads_each = layout(n_threads, contexts, batched)
+    key = (str(path.resolve()), n_ctx, n_threads, count, batched)
     with _LOAD_LOCK:
         if key not in _LOADED:
             _check_gguf(path)
@@ -86,6 +100,12 @@ def load_llama(
 
             route_llama_logs()
 
+            if batched:
+                from veriscribe.llm.batched import shared_sequences
+
+                sequences = shared_sequences(str(path), n_ctx, n_threads, count)
+                _LOADED[key] = ContextPool(sequences, threads_each)
+                return _LOADED[key]
             llamas = [
                 SamplingLlama(
                     model_path=str(path),
@@ -101,6 +121,18 @@ def load_llama(
             ]
             _LOADED[key] = ContextPool(llamas, threads_each)
         return _LOADED[key]
+
+
+@contextmanager
+def _lease(pool: ContextPool[Any], prompt: str) -> Iterator[Any]:
+    """Hold a context of ``pool`` for one call; a shared one's sequence leaves after."""
+    with pool.lease(prompt) as llama:
+        try:
+            yield llama
+        finally:
+            leave = getattr(llama, "leave", None)
+            if leave is not None:
+                leave()
 
 
 def vocabulary_words(llama: Any) -> CommonWords:
@@ -153,6 +185,8 @@ class ChatLlamaCpp(BaseChatModel):
     seed: int = 0
     lookup: bool = False
     """Prompt-lookup decoding (``sampling.LOOKUP``) where the sampler serves."""
+    batched: bool = False
+    """Run the ``contexts`` calls as sequences of one context, decoded together."""
     _pool: ContextPool[Any] | None = PrivateAttr(default=None)
     _grammars: dict[str, Any] = PrivateAttr(default_factory=dict)
     _stock_sampling: bool = PrivateAttr(default=False)
@@ -171,13 +205,13 @@ class ChatLlamaCpp(BaseChatModel):
         start = time.perf_counter()
         if self._pool is None:
             self._pool = load_llama(
-                self.model_path, self.n_ctx, self.n_threads, self.contexts
+                self.model_path, self.n_ctx, self.n_threads, self.contexts, self.batched
             )
         return time.perf_counter() - start
 
     def layout(self) -> tuple[int, int]:
         """Return (contexts, threads of each context) this model runs with."""
-        return split_threads(self.n_threads, self.contexts)
+        return layout(self.n_threads, self.contexts, self.batched)
 
     def _loaded(self) -> ContextPool[Any]:
         self.load()
@@ -231,7 +265,7 @@ class ChatLlamaCpp(BaseChatModel):
 
         chat = to_chat_messages(messages)
         pool = self._loaded()
-        with pool.lease(prompt_key(chat)) as llama:
+        with _lease(pool, prompt_key(chat)) as llama:
             self._fit_threads(pool, llama)
             response = llama.create_chat_completion(
                 messages=chat,
@@ -292,6 +326,8 @@ class ChatLlamaCpp(BaseChatModel):
         A call alone gets every thread (prompt reading is twice as fast on two as on
         one); calls side by side split them, never more in all than ``n_threads``.
         """
+        if not getattr(llama, "fits_threads", True):
+            return
         threads = share_threads(self.n_threads, pool.size - pool.free)
         if getattr(llama, "_veriscribe_threads", None) != threads:
             import llama_cpp
@@ -325,7 +361,7 @@ class ChatLlamaCpp(BaseChatModel):
         from llama_cpp import LogitsProcessorList
 
         chat = to_chat_messages(messages)
-        with pool.lease(prompt_key(chat)) as llama:
+        with _lease(pool, prompt_key(chat)) as llama:
             self._fit_threads(pool, llama)
             llama.stock_sampling = self._stock_sampling
             llama.lookup = self.lookup

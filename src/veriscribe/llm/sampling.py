@@ -158,7 +158,7 @@ class CandidateSampler:
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
         """Return the next token for the logits at ``idx`` and let the grammar accept it."""
-        pointer = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
+        pointer = llama_cpp.llama_get_logits_ith(ctx.ctx, self._llama.logits_row(idx))
         logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
         self._fill(logits)
         scratch = self._scratch
@@ -300,6 +300,13 @@ class SamplingLlama(Llama):
     drafted_batches = 0
     """Batches of a sampled token and its drafts evaluated so far."""
 
+    fits_threads = True
+    """Whether a call may set this context's threads (a shared context keeps all)."""
+
+    def logits_row(self, idx: int) -> int:
+        """Return where llama.cpp holds the logits ``idx`` (-1: the last) of the last eval."""
+        return idx
+
     def scratch(self) -> _Scratch:
         """Return this context's vocabulary-sized sampling buffer."""
         scratch: _Scratch | None = getattr(self, "_veriscribe_scratch", None)
@@ -347,7 +354,13 @@ class SamplingLlama(Llama):
         # Drafted positions are sampled by ``CandidateSampler`` only: it gives each
         # filter the tokens up to that position.
         self.draft_model = LOOKUP if self.lookup and sampler is not None else None
-        return sampler if sampler is not None else super()._init_sampler(**options)
+        if sampler is not None:
+            return sampler
+        return self._stock_sampler(super()._init_sampler(**options))
+
+    def _stock_sampler(self, sampler: Any) -> Any:
+        """Return llama-cpp-python's sampler as this context's calls use it."""
+        return sampler
 
     def eval(self, tokens: Any) -> None:
         """Evaluate tokens; a sampled token with its drafts keeps every position's logits.
