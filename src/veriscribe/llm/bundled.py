@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from veriscribe.errors import ModelFileMissing
+
+LOG = logging.getLogger("veriscribe.models")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,9 @@ class BundledModel:
     parts: int
     size: int
     sha256: str
+    q8_0_size: int | None = None
+    """Size of the file with its Q5_0 tensors rewritten as Q8_0 (``llm/transcode.py``):
+    the same weights, read faster, and the file that loads. None: no Q5_0 tensors."""
 
     def part_locations(self) -> list[tuple[str, str]]:
         """Return (import name, path inside the package) of every part, in order."""
@@ -52,6 +58,7 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
         parts=6,
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        q8_0_size=636_896_128,
     ),
     # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M: `local:1.5b`, about 2.2x slower on a CPU.
     "1.5b": BundledModel(
@@ -103,6 +110,39 @@ def _part_paths(model: BundledModel) -> list[Path]:
 
 
 def bundled_model_path(models_dir: Path, model: BundledModel = DEFAULT_BUNDLED) -> Path:
+    """Return the GGUF file of ``model`` that loads, making it on first use.
+
+    That is the assembled, verified file, or for a model with Q5_0 tensors, the same
+    model with those rewritten as Q8_0 (``models_dir/q8_0/``, under the same name so
+    that its label is the model's). If the rewrite fails, the assembled file serves,
+    and a warning says why.
+    """
+    assembled = _assembled_path(models_dir, model)
+    if model.q8_0_size is None:
+        return assembled
+    fast = models_dir / "q8_0" / assembled.name
+    if fast.is_file() and fast.stat().st_size == model.q8_0_size:
+        return fast
+    from veriscribe.llm.transcode import GGUFFormatError, to_q8_0
+
+    try:
+        to_q8_0(assembled, fast)
+        size = fast.stat().st_size
+        if size != model.q8_0_size:
+            fast.unlink()
+            raise GGUFFormatError(f"{size} bytes written, {model.q8_0_size} expected")
+    except (OSError, GGUFFormatError) as exc:
+        LOG.warning(
+            "the bundled model %s loads as shipped (slower): rewriting its Q5_0 "
+            "tensors as Q8_0 failed: %s",
+            model.name,
+            exc,
+        )
+        return assembled
+    return fast
+
+
+def _assembled_path(models_dir: Path, model: BundledModel) -> Path:
     """Return the assembled GGUF of ``model``, assembling and verifying it on first use."""
     target = models_dir / f"{model.name}.gguf"
     # Hashing a gigabyte on every start would cost seconds; the file was verified when
