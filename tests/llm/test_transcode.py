@@ -186,3 +186,16 @@ def test_a_failed_rewrite_loads_the_model_as_shipped(
         assert bundled.bundled_model_path(source.parent, model) == source
     assert "loads as shipped" in caplog.text and "12345 expected" in caplog.text
     assert list((source.parent / "q8_0").iterdir()) == []
+
+
+def test_the_rewrite_keeps_the_keys_of_the_file_as_shipped(tmp_path: Path) -> None:
+    model = bundled.DEFAULT_BUNDLED
+    assert model.q8_0_size is not None
+    rewrite = tmp_path / "q8_0" / f"{model.name}.gguf"
+    rewrite.parent.mkdir()
+    with rewrite.open("wb") as fh:
+        fh.truncate(model.q8_0_size)
+    assert bundled.shipped_size(rewrite) == model.size
+    other = tmp_path / "q8_0" / "other.gguf"
+    other.write_bytes(b"GGUF")
+    assert bundled.shipped_size(other) == 4

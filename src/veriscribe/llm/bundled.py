@@ -142,6 +142,20 @@ def bundled_model_path(models_dir: Path, model: BundledModel = DEFAULT_BUNDLED) 
     return fast
 
 
+def shipped_size(path: Path) -> int:
+    """Return the size of the model file ``path`` stands for.
+
+    That is its own size, or for a bundled model's Q8_0 rewrite, the size of the file
+    as shipped (the same model).
+    """
+    size = path.stat().st_size
+    if path.parent.name == "q8_0":
+        for model in BUNDLED_MODELS.values():
+            if path.stem == model.name and size == model.q8_0_size:
+                return model.size
+    return size
+
+
 def _assembled_path(models_dir: Path, model: BundledModel) -> Path:
     """Return the assembled GGUF of ``model``, assembling and verifying it on first use."""
     target = models_dir / f"{model.name}.gguf"

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from veriscribe.errors import ConfigError, ModelFileMissing
 from veriscribe.llm.budget import estimate_tokens
-from veriscribe.llm.bundled import BUNDLED_MODELS, bundled_model, bundled_model_path
+from veriscribe.llm.bundled import (
+    BUNDLED_MODELS,
+    bundled_model,
+    bundled_model_path,
+    shipped_size,
+)
 from veriscribe.llm.client import LLM
 from veriscribe.llm.endpoints import Endpoint, resolve_endpoints
 from veriscribe.llm.pool import EndpointPool, Member
@@ -199,8 +204,10 @@ def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
         endpoint=str(path),
         # A bundled model's file is named after it, so this is its label too.
         model_name=path.stem,
-        # Another file under the same name is another model.
-        identity_parts=(f"bytes={path.stat().st_size}",),
+        # Another file under the same name is another model; the bundled model
+        # rewritten as Q8_0 is the same one (the same logits), so it keeps the keys
+        # of the file as shipped.
+        identity_parts=(f"bytes={shipped_size(path)}",),
         scores_choices=True,
         guards_copying=True,
     )
