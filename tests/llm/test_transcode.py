@@ -139,14 +139,19 @@ def test_what_is_not_gguf_v3_is_refused_and_nothing_is_left(tmp_path: Path) -> N
     assert not has_q5_0(source)
 
 
-def test_the_bundled_model_loads_rewritten_under_its_own_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def shipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, q5: npt.NDArray[np.uint8]
+) -> Path:
+    """Make ``q5`` the one tensor of the assembled file of every bundled model."""
     source = tmp_path / "models" / "m.gguf"
     source.parent.mkdir()
-    q5 = random_q5_0(3)
     source.write_bytes(gguf_file([(b"w", (96,), Q5_0, q5.tobytes())], align=32))
-    model = bundled.BundledModel(
+    monkeypatch.setattr(bundled, "_assembled_path", lambda models_dir, m: source)
+    return source
+
+
+def model_of(q8_0_size: int | None) -> bundled.BundledModel:
+    return bundled.BundledModel(
         name="m",
         extra="x",
         package="p{i}",
@@ -154,12 +159,18 @@ def test_the_bundled_model_loads_rewritten_under_its_own_name(
         parts=1,
         size=1,
         sha256="",
-        q8_0_size=None,
+        q8_0_size=q8_0_size,
     )
-    monkeypatch.setattr(bundled, "_assembled_path", lambda models_dir, m: source)
-    assert bundled.bundled_model_path(source.parent, model) == source
+
+
+def test_the_bundled_model_loads_rewritten_under_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    q5 = random_q5_0(3)
+    source = shipped(tmp_path, monkeypatch, q5)
+    assert bundled.bundled_model_path(source.parent, model_of(None)) == source
     size = len(gguf_file([(b"w", (96,), Q8_0, q5_0_as_q8_0(q5).tobytes())], align=32))
-    fast_model = bundled.BundledModel(**{**model.__dict__, "q8_0_size": size})
+    fast_model = model_of(size)
     fast = bundled.bundled_model_path(source.parent, fast_model)
     assert fast == source.parent / "q8_0" / "m.gguf" and fast.stat().st_size == size
     assert bundled.bundled_model_path(source.parent, fast_model) == fast  # reused
@@ -168,20 +179,8 @@ def test_the_bundled_model_loads_rewritten_under_its_own_name(
 def test_a_failed_rewrite_loads_the_model_as_shipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    source = tmp_path / "models" / "m.gguf"
-    source.parent.mkdir()
-    source.write_bytes(gguf_file([(b"w", (96,), Q5_0, random_q5_0(3).tobytes())], 32))
-    model = bundled.BundledModel(
-        name="m",
-        extra="x",
-        package="p{i}",
-        part_file="f",
-        parts=1,
-        size=1,
-        sha256="",
-        q8_0_size=12345,  # not what the rewrite gives
-    )
-    monkeypatch.setattr(bundled, "_assembled_path", lambda models_dir, m: source)
+    source = shipped(tmp_path, monkeypatch, random_q5_0(3))
+    model = model_of(12345)  # not the size the rewrite gives
     with caplog.at_level(logging.WARNING, logger="veriscribe.models"):
         assert bundled.bundled_model_path(source.parent, model) == source
     assert "loads as shipped" in caplog.text and "12345 expected" in caplog.text
