@@ -101,6 +101,7 @@ class FakeLlama:
     most_in_flight = 0
 
     threads_seen: list[int] = []
+    fits_threads = True
 
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs
@@ -114,6 +115,9 @@ class FakeLlama:
 
     def tokenize(self, text: bytes, **kwargs: Any) -> list[bytes]:
         return text.split()
+
+    def leave(self) -> None:
+        pass
 
     def create_chat_completion(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         assert not self.busy, "two calls at once on one llama context"

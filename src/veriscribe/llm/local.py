@@ -130,9 +130,7 @@ def _lease(pool: ContextPool[Any], prompt: str) -> Iterator[Any]:
         try:
             yield llama
         finally:
-            leave = getattr(llama, "leave", None)
-            if leave is not None:
-                leave()
+            llama.leave()
 
 
 def vocabulary_words(llama: Any) -> CommonWords:
@@ -326,7 +324,7 @@ class ChatLlamaCpp(BaseChatModel):
         A call alone gets every thread (prompt reading is twice as fast on two as on
         one); calls side by side split them, never more in all than ``n_threads``.
         """
-        if not getattr(llama, "fits_threads", True):
+        if not llama.fits_threads:
             return
         threads = share_threads(self.n_threads, pool.size - pool.free)
         if getattr(llama, "_veriscribe_threads", None) != threads:

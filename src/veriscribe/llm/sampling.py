@@ -307,6 +307,9 @@ class SamplingLlama(Llama):
         """Return where llama.cpp holds the logits ``idx`` (-1: the last) of the last eval."""
         return idx
 
+    def leave(self) -> None:
+        """End a call on this context (a context of its own: nothing to do)."""
+
     def scratch(self) -> _Scratch:
         """Return this context's vocabulary-sized sampling buffer."""
         scratch: _Scratch | None = getattr(self, "_veriscribe_scratch", None)
