@@ -336,3 +336,33 @@ async def test_text_steps_in_a_worker_process_write_the_same_lines(
     assert written[0] == written[1]
     # Every article's first sentences and checks went to the worker.
     assert sent.count("first_sentences") == sent.count("check_abstract") == 14
+
+
+async def test_articles_finish_about_in_the_order_they_started(
+    shared_data: Path, tmp_path: Path, db_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With four articles in flight for one call slot, each article's calls go before
+    # those of the articles that started after it: it finishes about when it would
+    # alone, not once every article in flight has had its turn at every step.
+    started: list[str] = []
+    run_abstract = batch_module.run_abstract
+
+    async def spied(store: Any, llm: Any, article: Any, *args: Any, **kw: Any) -> Any:
+        started.append(article.source)
+        return await run_abstract(store, llm, article, *args, **kw)
+
+    monkeypatch.setattr(batch_module, "run_abstract", spied)
+    out = tmp_path / "out.jsonl"
+    summary = await run_batch(
+        settings(db_target, "sim:latency=0.02"),
+        [str(shared_data / "articles" / "pcd.jsonl")],
+        out,
+        AbstractOptions(),
+        concurrency=1,
+        handle_signals=False,
+    )
+    assert summary.done == 11
+    finished = [line["source"] for line in lines(out)]
+    assert sorted(finished) == sorted(started)
+    late = {s: finished.index(s) - started.index(s) for s in started}
+    assert max(late.values()) <= 1, late

@@ -23,6 +23,7 @@ from veriscribe.errors import (
 )
 from veriscribe.llm.budget import TokenCounter, check_budget
 from veriscribe.llm.deadline import backoff, call_timeout
+from veriscribe.llm.gate import CallGate
 from veriscribe.llm.pool import EndpointPool, Lease
 from veriscribe.llm.spec import ModelSpec
 from veriscribe.llm.structured import (
@@ -124,7 +125,7 @@ class LLM:
     model's options, the models a pool's servers serve."""
     observers: list[CallObserver] = field(default_factory=list, repr=False)
     """Told of every attempt sent to a server (see ``add_observer``)."""
-    _gate: asyncio.Semaphore | None = field(default=None, repr=False)
+    _gate: CallGate | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -172,16 +173,16 @@ class LLM:
         """Return how many prompt tokens fit beside ``max_output`` reserved tokens."""
         return self.context_tokens - (max_output or self.settings.max_output_tokens)
 
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _slots(self) -> CallGate:
         if self._gate is None:
-            self._gate = asyncio.Semaphore(self.settings.concurrency)
+            self._gate = CallGate(self.settings.concurrency)
         return self._gate
 
     @asynccontextmanager
     async def _route(self) -> AsyncIterator[Route]:
         """Hold a slot for one attempt: this process's, or a pooled server's."""
         if self.pool is None:
-            async with self._semaphore():
+            async with self._slots():
                 yield Route(self.chat, self.endpoint)
             return
         async with self.pool.lease() as lease:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import itertools
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -15,6 +16,7 @@ from veriscribe.documents.articles import Article
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.graphs.runner import GraphRunner
 from veriscribe.llm.client import LLM
+from veriscribe.llm.gate import call_priority
 from veriscribe.offload import AUTO_MIN_ITEMS, INLINE, Offload, auto_workers
 from veriscribe.redaction import redact
 from veriscribe.results import (
@@ -96,6 +98,8 @@ class BatchRunner:
         self.stop_requests = 0
         self.stopping = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
+        # The order articles start in: the calls of an older article go first.
+        self.started_items = itertools.count()
         self.lines: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
         self.started = time.perf_counter()
         self.graph: GraphRunner | None = None
@@ -263,7 +267,9 @@ class BatchRunner:
         tid = thread_id(held.doc_key, self.options, self.llm)
         return await calls.run_thread_usage(self.store, self.run_id, tid)
 
-    async def _process(self, held: HeldItem) -> None:
+    async def _process(self, held: HeldItem, order: int) -> None:
+        # This task's calls, its graph's branches' too, wait behind older articles'.
+        call_priority.set(order)
         started = time.perf_counter()
         article: Article | None = None
         reason: str | None = None
@@ -333,7 +339,8 @@ class BatchRunner:
                     self.arrived.clear()
                     held = await runs.claim(self.store, self.run_id, self.worker, free)
                     for item in held:
-                        self.tasks.add(asyncio.create_task(self._process(item)))
+                        order = next(self.started_items)
+                        self.tasks.add(asyncio.create_task(self._process(item, order)))
                     if not held and not self.tasks and reading:
                         # The inputs are still being read: wait for their next items.
                         await self._first_of({stop_wait}, arrivals=True)
