@@ -580,7 +580,9 @@ class LLM:
             observer.call_started()
         reply: BaseMessage | None = None
         try:
-            reply = await asyncio.wait_for(chat.ainvoke(messages, **kwargs), limit_s)
+            # In this task: no task of its own to start and to hear back from.
+            async with asyncio.timeout(limit_s):
+                reply = await chat.ainvoke(messages, **kwargs)
             return reply
         finally:
             for observer in self.observers:
