@@ -196,7 +196,11 @@ class _Registration:
         reader = _articles_of(path, max_bytes)
         while True:
             try:
-                chunk = await asyncio.to_thread(_take, reader, READ_CHUNK)
+                # No more than the chunk still wants: the first one is stored, and
+                # worked on, sooner.
+                due = self.chunk - len(self.items) - len(self.articles)
+                asked = max(1, min(READ_CHUNK, due))
+                chunk = await asyncio.to_thread(_take, reader, asked)
             except InputError as exc:
                 self.failed(str(path), None, exc.user_message)
                 break
@@ -215,7 +219,7 @@ class _Registration:
                     self.seq += 1
             if len(self.items) + len(self.articles) >= self.chunk:
                 await self.flush()
-            if len(chunk) < READ_CHUNK or should_stop():
+            if len(chunk) < asked or should_stop():
                 break
 
 

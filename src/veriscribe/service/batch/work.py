@@ -134,11 +134,13 @@ class BatchRunner:
         """Start registering a new run; return once its first items are stored.
 
         Reading then waits until the session is open (``go_on``): worker processes
-        start meanwhile, never beside a thread that is reading. The first chunk fills
-        every article slot and is at least the batch size that starts worker
-        processes, so a registration still under way means a batch that large. The
-        items of every later chunk are announced (``arrived``), and the lines of those
-        that could not be read are queued for the output file.
+        start meanwhile, never beside a thread that is reading. The first chunk is the
+        batch size that starts worker processes, so a registration still under way
+        means a batch that large. It is no larger: the first articles start sooner,
+        and one worker process is busy with their first text steps for longer than
+        the next chunk takes to read. The items of every later chunk are announced
+        (``arrived``), and the lines of those that could not be read are queued for
+        the output file.
         """
         first = True
 
@@ -158,7 +160,7 @@ class BatchRunner:
             self.progress.failed += len(failed)
             self.arrived.set()
 
-        first_chunk = max(self.slots, AUTO_MIN_ITEMS)
+        first_chunk = AUTO_MIN_ITEMS
         self.registering = asyncio.create_task(self.register(first_chunk, flushed))
         arrived = asyncio.create_task(self.arrived.wait())
         await asyncio.wait(
