@@ -1,6 +1,7 @@
 import asyncio
 
 import pytest
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from fakes import ScriptedChatModel, scripted_llm
@@ -108,3 +109,35 @@ async def test_concurrency_limit_is_respected() -> None:
     llm = scripted_llm(Counting(responder=lambda p, k: "ok"), concurrency=3)
     await asyncio.gather(*(llm.text("x", f"p{i}") for i in range(10)))
     assert peak == 3
+
+
+async def test_waiting_for_a_slot_does_not_count_against_the_timeout() -> None:
+    # One slot, four calls of 0.05 s each: the last waits 0.15 s for its turn, longer
+    # than the time limit, which only the request itself must keep.
+    chat = ScriptedChatModel(responder=lambda p, k: "ok", delay=0.05)
+    llm = scripted_llm(chat, concurrency=1)
+    llm.settings = llm.settings.model_copy(update={"timeout_s": 0.12, "retries": 0})
+    replies = await asyncio.gather(*(llm.text("x", f"p{i}") for i in range(4)))
+    assert [r.value for r in replies] == ["ok"] * 4
+
+
+async def test_observers_hear_each_request_and_replies_keep_their_metadata() -> None:
+    heard: list[str] = []
+
+    class Observer:
+        def call_started(self) -> None:
+            heard.append("started")
+
+        def call_ended(self, reply: object) -> None:
+            heard.append("ended" if reply is not None else "failed")
+
+    chat = ScriptedChatModel(script=["first", "second"])
+    llm = scripted_llm(chat, concurrency=1)
+    llm.add_observer(Observer())
+    done = await llm.text("x", "hi")
+    assert done.value == "first"
+    assert heard == ["started", "ended"]
+    assert llm.calls_made == 1
+    # The reply went through LangChain's bookkeeping: it has a run's message id.
+    reply, _, _ = await llm._attempt("x", [HumanMessage("hi")], {}, 1, 5.0)
+    assert reply.content == "second" and str(reply.id).startswith("lc_run-")

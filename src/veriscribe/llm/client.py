@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatResult
 from pydantic import BaseModel
 
 from veriscribe.errors import (
@@ -25,6 +27,7 @@ from veriscribe.llm.budget import TokenCounter, check_budget
 from veriscribe.llm.deadline import backoff, call_timeout
 from veriscribe.llm.gate import CallGate
 from veriscribe.llm.pool import EndpointPool, Lease
+from veriscribe.llm.slotted import SlottedChat
 from veriscribe.llm.spec import ModelSpec
 from veriscribe.llm.structured import (
     ParseFailure,
@@ -78,6 +81,30 @@ class CallObserver(Protocol):
 
 
 @dataclass
+class _Sending:
+    """One attempt under way: its time limit, and when and where it went out."""
+
+    limit_s: float
+    start: float | None = None
+    endpoint: str = ""
+
+    def seconds(self) -> float:
+        """Return the seconds since the request went out (0 if it never did)."""
+        return 0.0 if self.start is None else time.perf_counter() - self.start
+
+
+# The attempt that this task's request belongs to (set by ``LLM._attempt``).
+_sending: contextvars.ContextVar[_Sending] = contextvars.ContextVar("sending")
+
+
+def _server_failed(exc: Exception, llm: LLM, route: Route) -> bool:
+    """Whether a failed request counts against its server (a timeout, or retryable)."""
+    if isinstance(exc, (TimeoutError, ModelTimeout)):
+        return True
+    return classify_backend_error(exc, llm.label, route.endpoint).retryable
+
+
+@dataclass
 class Route:
     """Where one attempt goes: a chat model, the server's name, and its pool lease."""
 
@@ -126,6 +153,7 @@ class LLM:
     observers: list[CallObserver] = field(default_factory=list, repr=False)
     """Told of every attempt sent to a server (see ``add_observer``)."""
     _gate: CallGate | None = field(default=None, repr=False)
+    _sender: SlottedChat | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -525,68 +553,85 @@ class LLM:
         Returns:
             The reply, its seconds and the server that answered.
         """
+        sending = _Sending(limit_s)
+        token = _sending.set(sending)
+        try:
+            reply = await self._slotted().ainvoke(messages, **kwargs)
+        except (TimeoutError, ModelTimeout) as exc:
+            await self._log(
+                prompt_id,
+                prompt_tokens,
+                0,
+                sending.seconds(),
+                "timeout",
+                endpoint=sending.endpoint,
+            )
+            where = f" at {sending.endpoint}" if sending.endpoint else ""
+            raise ModelTimeout(
+                f"{self.label}{where} did not answer {prompt_id!r} within "
+                f"{seconds_text(limit_s)} s (if the server is only slow, lower "
+                "VERISCRIBE_LLM__MIN_OUTPUT_TOKENS_PER_S or raise "
+                "VERISCRIBE_LLM__TIMEOUT_S)"
+            ) from exc
+        except Exception as exc:
+            error = classify_backend_error(exc, self.label, sending.endpoint)
+            await self._log(
+                prompt_id,
+                prompt_tokens,
+                0,
+                sending.seconds(),
+                "unavailable" if error.retryable else "error",
+                error.user_message,
+                endpoint=sending.endpoint,
+            )
+            raise error from exc
+        finally:
+            _sending.reset(token)
+        return reply, sending.seconds(), sending.endpoint
+
+    def _slotted(self) -> SlottedChat:
+        if self._sender is None:
+            self._sender = SlottedChat(send=self._send)
+        return self._sender
+
+    async def _send(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        kwargs: dict[str, Any],
+    ) -> ChatResult:
+        """Send one attempt's request in a slot, freed as soon as the reply is in.
+
+        Tells the observers when the request goes out and how it ends, and a pool
+        how its server did.
+        """
+        sending = _sending.get()
         async with self._route() as route:
             # The clock starts once the call may go out: waiting for a free slot
             # behind this process's own calls is not the server's fault.
-            start = time.perf_counter()
+            sending.start = time.perf_counter()
+            sending.endpoint = route.endpoint
             self.calls_made += 1
+            for observer in self.observers:
+                observer.call_started()
+            reply: BaseMessage | None = None
             try:
-                reply = await self._invoke(route.chat, messages, kwargs, limit_s)
-            except (TimeoutError, ModelTimeout) as exc:
-                if route.lease is not None:
-                    route.lease.failed()
-                await self._log(
-                    prompt_id,
-                    prompt_tokens,
-                    0,
-                    time.perf_counter() - start,
-                    "timeout",
-                    endpoint=route.endpoint,
-                )
-                where = f" at {route.endpoint}" if route.endpoint else ""
-                raise ModelTimeout(
-                    f"{self.label}{where} did not answer {prompt_id!r} within "
-                    f"{seconds_text(limit_s)} s (if the server is only slow, lower "
-                    "VERISCRIBE_LLM__MIN_OUTPUT_TOKENS_PER_S or raise "
-                    "VERISCRIBE_LLM__TIMEOUT_S)"
-                ) from exc
+                async with asyncio.timeout(sending.limit_s):
+                    result = await route.chat._agenerate(
+                        messages, stop=stop, run_manager=run_manager, **kwargs
+                    )
+                reply = result.generations[0].message if result.generations else None
             except Exception as exc:
-                error = classify_backend_error(exc, self.label, route.endpoint)
-                if route.lease is not None and error.retryable:
+                if route.lease is not None and _server_failed(exc, self, route):
                     route.lease.failed()
-                await self._log(
-                    prompt_id,
-                    prompt_tokens,
-                    0,
-                    time.perf_counter() - start,
-                    "unavailable" if error.retryable else "error",
-                    error.user_message,
-                    endpoint=route.endpoint,
-                )
-                raise error from exc
+                raise
+            finally:
+                for observer in self.observers:
+                    observer.call_ended(reply)
             if route.lease is not None:
                 route.lease.succeeded()
-        return reply, time.perf_counter() - start, route.endpoint
-
-    async def _invoke(
-        self,
-        chat: BaseChatModel,
-        messages: list[BaseMessage],
-        kwargs: dict[str, Any],
-        limit_s: float,
-    ) -> BaseMessage:
-        """Send one attempt, telling the observers when it goes out and how it ends."""
-        for observer in self.observers:
-            observer.call_started()
-        reply: BaseMessage | None = None
-        try:
-            # In this task: no task of its own to start and to hear back from.
-            async with asyncio.timeout(limit_s):
-                reply = await chat.ainvoke(messages, **kwargs)
-            return reply
-        finally:
-            for observer in self.observers:
-                observer.call_ended(reply)
+        return result
 
     async def _log(
         self,
