@@ -26,11 +26,17 @@ async def _settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_waiting_calls_go_by_priority_then_arrival() -> None:
+async def _held() -> tuple[CallGate, asyncio.Event, asyncio.Task[None]]:
+    """Return a one-slot gate whose slot a task holds until the event is set."""
     gate = CallGate(1)
     release = asyncio.Event()
     holder = asyncio.create_task(_hold(gate, release))
     await _settle()
+    return gate, release, holder
+
+
+async def test_waiting_calls_go_by_priority_then_arrival() -> None:
+    gate, release, holder = await _held()
     order: list[str] = []
     waiters = [
         asyncio.create_task(_enter(gate, priority, name, order))
@@ -63,10 +69,7 @@ async def test_no_more_than_the_limit_at_once() -> None:
 
 
 async def test_a_cancelled_waiter_leaves_its_place() -> None:
-    gate = CallGate(1)
-    release = asyncio.Event()
-    holder = asyncio.create_task(_hold(gate, release))
-    await _settle()
+    gate, release, holder = await _held()
     order: list[str] = []
     first = asyncio.create_task(_enter(gate, 0, "cancelled", order))
     second = asyncio.create_task(_enter(gate, 1, "served", order))
@@ -97,10 +100,7 @@ async def test_a_slot_given_to_a_cancelled_waiter_passes_on() -> None:
 
 
 async def test_priority_is_read_from_the_calling_context() -> None:
-    gate = CallGate(1)
-    release = asyncio.Event()
-    holder = asyncio.create_task(_hold(gate, release))
-    await _settle()
+    gate, release, holder = await _held()
     order: list[str] = []
 
     async def branch(name: str) -> None:

@@ -50,7 +50,8 @@ class CallGate:
         return sum(1 for *_, f in self._waiting if not f.done())
 
     async def __aenter__(self) -> None:
-        if self._free > 0 and not self.waiting:
+        # A free slot means no call waits: a freed slot goes to a waiter if any.
+        if self._free > 0:
             self._free -= 1
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()

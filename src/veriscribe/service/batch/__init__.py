@@ -4,7 +4,7 @@
 becomes a failed item with its reason) and works through the pending items (a new run
 starts on its first items while the rest of its inputs are read): it keeps
 enough articles in flight that the model's call limit (``--concurrency``, enforced by the
-LLM client's semaphore) stays saturated, runs each article through the checkpointed
+LLM client's call gate) stays saturated, runs each article through the checkpointed
 abstract graph, commits each outcome to the database and then appends it as one line to
 the output file.
 

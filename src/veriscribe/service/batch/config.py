@@ -27,7 +27,7 @@ def article_slots(concurrency: int) -> int:
     An article's calls come in dependent steps (labels, then its facets in parallel,
     then the refinement), so one article keeps only about two calls busy on average.
     Twice the call limit keeps the limit saturated while articles wait on their next
-    step; the LLM client's semaphore, not this number, bounds the calls.
+    step; the LLM client's call gate, not this number, bounds the calls.
     """
     return 2 * concurrency + 2
 
