@@ -13,6 +13,7 @@ from veriscribe.checks.wording import (
     repair_case,
     repeated_trigram_share,
 )
+from veriscribe.text import numbers
 from veriscribe.text.guidance import (
     CONCISE_GUIDE,
     QUESTIONS,
@@ -72,6 +73,35 @@ def test_numbers_in_words_are_numbers_with_their_value() -> None:
         ("two", "2"),
         ("three", "3"),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TWENTY-FIVE of One Hundred And Five; MILLIONS of cells, Tens of Thousands.",
+        "Ninety-Nine \u212a one; 1.2 Million and A Billion; Hundreds.",
+        "ſix hundred and ſeven cases; one more.",
+        "f\u0131ve hundred and one cases; two more.",
+        "\u0130N THOUSANDS of cases; two more; one hundred.",
+        "Xthousands and twomillions, not Thousands or one.",
+    ],
+)
+def test_number_words_read_alike_in_any_case(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    # Lower-cased reading is a shortcut: the case-blind patterns must agree with it.
+    quick = number_mentions(text)
+    monkeypatch.setattr(numbers, "_WORD_RUN_LOWER", numbers._WORD_RUN)
+    monkeypatch.setattr(numbers, "_PLURAL_SCALE_LOWER", numbers._PLURAL_SCALE)
+    assert number_mentions(text) == quick
+    assert len(quick) >= 2
+
+
+def test_a_p_value_starts_a_word() -> None:
+    values = [
+        (m.value, m.p_op) for m in number_mentions("pP<0.1, (P<0.05) and P = .01")
+    ]
+    assert values == [("0.1", ""), ("0.05", "<"), ("0.01", "=")]
 
 
 def test_a_changed_number_word_or_scale_is_not_supported() -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,14 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veriscribe.documents.articles import Article, read_articles
-from veriscribe.text.sentences import _segmenter as segmenter
 from veriscribe.text.sentences import (
+    _plain_first_sentence,
+    _segmented_first_sentence,
     claim_sentences,
     first_sentence,
     quotable_units,
     quote_text,
     sentence_span,
 )
+from veriscribe.text.sentences import _segmenter as segmenter
 
 
 @pytest.mark.parametrize(
@@ -44,6 +47,32 @@ def test_first_sentence(text: str, expected: str) -> None:
 def test_first_sentence_of_a_long_paragraph() -> None:
     text = "The first sentence is here. " + "Filler words go on and on. " * 2000
     assert first_sentence(text) == "The first sentence is here."
+
+
+def test_first_sentence_equals_pysbd_on_development_paragraphs(
+    shared_data: Path,
+) -> None:
+    # The shortcuts (a plain end, a decimal point that ends nothing, a window of the
+    # head) must give what pysbd gives on the whole head.
+    files = sorted((shared_data / "articles" / "jats").glob("*.xml"))[:6]
+    texts = [
+        p.text
+        for path in files
+        for article in read_articles(path)
+        if isinstance(article, Article)
+        for p in article.paragraphs
+    ]
+    decimals = [t for t in texts if re.search(r"\d\.\d", t.strip()[:2000])]
+    assert len(texts) > 300 and len(decimals) > 20
+    for text in texts:
+        head = text.strip()[:2000]
+        assert first_sentence(text) == _segmented_first_sentence(head)[0]
+
+
+def test_a_decimal_point_ends_no_sentence() -> None:
+    text = "The pH was 7.5 in every sample we kept. Then 0.1% of it was lost."
+    assert first_sentence(text) == "The pH was 7.5 in every sample we kept."
+    assert _plain_first_sentence(text) == first_sentence(text)
 
 
 def _spans(seg: pysbd.Segmenter, text: str) -> list[tuple[str, int, int]]:

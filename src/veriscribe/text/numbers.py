@@ -49,7 +49,7 @@ _NUMBER = re.compile(
     r"(?:\s?(?P<unit>%|°C|[A-Za-zµμ]+(?:/[A-Za-zµμ]+)?))?"
 )
 _P_VALUE = re.compile(
-    r"\b[Pp]\s*(?:-?\s*values?\s*)?(?P<op><=|>=|[<>=≤≥])\s*(?P<value>\d*[.·]?\d+)"
+    r"[Pp](?<!\w[Pp])\s*(?:-?\s*values?\s*)?(?P<op><=|>=|[<>=≤≥])\s*(?P<value>\d*[.·]?\d+)"
 )
 _UNITS: dict[str, str] = {
     "%": "%",
@@ -107,16 +107,28 @@ _NUMBER_WORD = "|".join([*_SMALL, *_TENS, "hundred", *_SCALES])
 # "and" joins a count to a scale ("one hundred and five"), not two numbers ("two and three").
 _AFTER_SCALE = "(?:" + "|".join(f"(?<={word})" for word in ["hundred", *_SCALES]) + ")"
 _FIRST_LETTERS = "".join(sorted({w[0] for w in [*_NUMBER_WORD.split("|"), "a"]}))
-_WORD_RUN = re.compile(
+_WORD_RUN_SOURCE = (
     rf"\b(?=[{_FIRST_LETTERS}])"
     rf"(?:(?P<article>an?)\s+(?=(?:hundred|{'|'.join(_SCALES)})\b))?"
-    rf"(?P<run>(?:{_NUMBER_WORD})(?:(?:[\s-]+|{_AFTER_SCALE}\s+and\s+)(?:{_NUMBER_WORD}))*)\b",
-    re.IGNORECASE,
+    rf"(?P<run>(?:{_NUMBER_WORD})(?:(?:[\s-]+|{_AFTER_SCALE}\s+and\s+)(?:{_NUMBER_WORD}))*)\b"
 )
+_PLURAL_SCALE_SOURCE = r"\b(?=[htmb])(?P<scale>hundred|" + "|".join(_SCALES) + r")s\b"
+# Number words are found in the lower-cased text, which ``re`` scans twice as fast as
+# it matches letters in either case. The two agree where lower-casing keeps every
+# character one character and ``re``'s case-blind match adds no letter of its own:
+# it also takes dotless "ı", "İ" for "i" and the long "ſ" for "s".
+_WORD_RUN_LOWER = re.compile(_WORD_RUN_SOURCE)
+# Opening on the words themselves (each looks behind for its word boundary), the
+# pattern lets ``re`` skip to the letters they start with.
+_PLURAL_SCALE_LOWER = re.compile(
+    "(?P<scale>"
+    + "|".join(rf"{word}(?<!\w{word})" for word in ["hundred", *_SCALES])
+    + r")s\b"
+)
+_WORD_RUN = re.compile(_WORD_RUN_SOURCE, re.IGNORECASE)
+_PLURAL_SCALE = re.compile(_PLURAL_SCALE_SOURCE, re.IGNORECASE)
+_CASE_BLIND_EXTRAS = re.compile("[\u0130\u0131\u017f]")
 _DIGITS_BEFORE = re.compile(r"\d\s*$")
-_PLURAL_SCALE = re.compile(
-    r"\b(?=[htmb])(?P<scale>hundred|" + "|".join(_SCALES) + r")s\b", re.IGNORECASE
-)
 _ORDER = "s"
 """The suffix of an order-of-magnitude value: ``1000000s`` is "millions"."""
 
@@ -175,17 +187,30 @@ def _word_value(run: str) -> int:
 
 
 def _word_mentions(plain: str) -> list[NumberMention]:
+    lowered = plain.lower()
+    if len(lowered) == len(plain) and not _CASE_BLIND_EXTRAS.search(plain):
+        read, runs, plurals = lowered, _WORD_RUN_LOWER, _PLURAL_SCALE_LOWER
+    else:
+        read, runs, plurals = plain, _WORD_RUN, _PLURAL_SCALE
     mentions = []
-    for match in _WORD_RUN.finditer(plain):
+    for match in runs.finditer(read):
         run = match["run"]
         first = run.split()[0].split("-")[0].lower()
         if first in _SCALES or first == "hundred":
             if _DIGITS_BEFORE.search(plain[: match.start()]):
                 continue  # "1.2 million": read with its digits
-        mentions.append(NumberMention(text=match.group(0), value=str(_word_value(run))))
-    for match in _PLURAL_SCALE.finditer(plain):
+        mentions.append(
+            NumberMention(
+                text=plain[match.start() : match.end()], value=str(_word_value(run))
+            )
+        )
+    for match in plurals.finditer(read):
         scale = _SCALES.get(match["scale"].lower(), 100)
-        mentions.append(NumberMention(text=match.group(0), value=f"{scale}{_ORDER}"))
+        mentions.append(
+            NumberMention(
+                text=plain[match.start() : match.end()], value=f"{scale}{_ORDER}"
+            )
+        )
     return mentions
 
 

@@ -78,12 +78,13 @@ _HEAD_CHARS: Final = 2000
 # pysbd takes milliseconds per paragraph, and a batch labels every paragraph of every
 # article. Two shortcuts give pysbd's answer without most of that work. A paragraph whose
 # first terminator outside parentheses plainly ends a sentence (after a word, a citation
-# or a parenthesis; before a capital or the end) needs no segmenter: that is 83% of the
-# development paragraphs, and the answer equals pysbd's on all 9,389 development
-# paragraphs, BIORC800 abstracts and sentences. Otherwise pysbd reads a window of the head
-# first, and the whole head only when the first sentence does not end well inside the
-# window (or the window cuts a quote or a parenthesis).
-_FIRST_END: Final = re.compile(r"[.!?]")
+# or a parenthesis; before a capital or the end) needs no segmenter. A period between
+# digits is a decimal point, which pysbd never ends a sentence at. That is 86% of the
+# development texts (8,799 paragraphs, author abstracts and BIORC800 abstracts and
+# sentences), and the answer equals pysbd's on all of them. Otherwise pysbd reads a
+# window of the head first, and the whole head only when the first sentence does not
+# end well inside the window (or the window cuts a quote or a parenthesis).
+_FIRST_END: Final = re.compile(r"[!?]|\.(?!(?<=\d\.)\d)")
 _PLAIN_END: Final = re.compile(
     r"(?:^|\s)(?:([a-z][a-z-]{2,})|(?=[A-Za-z0-9-]*[A-Z])([A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])"
     r"|[a-z]{3,}\s?\[[\d,\u2013\- ]+\]|\([^()]*\))$"
