@@ -70,7 +70,8 @@ async def test_without_workers_steps_run_in_place() -> None:
 @pytest.mark.parametrize(
     ("items", "embedded", "cores", "workers"),
     [
-        (1000, False, 2, 1),
+        (1000, False, 2, 2),
+        (1000, False, 4, 3),
         (1000, False, 16, 4),
         (1000, True, 16, 0),  # the embedded model's decoding has every core
         (10, False, 16, 0),  # too few articles to pay for starting workers

@@ -132,7 +132,8 @@ CpuWorkersOpt = Annotated[
         "--cpu-workers",
         help="Processes that run the text steps (first sentences, the abstract's "
         "checks) beside the model calls; 0: none (default: VERISCRIBE_CPU_WORKERS, "
-        "else one fewer than the cores for 32 articles or more on a model server).",
+        "else one fewer than the cores, at least 2, for 32 articles or more on a "
+        "model server).",
     ),
 ]
 DbOpt = Annotated[
