@@ -14,6 +14,7 @@ from veriscribe.options import AbstractOptions
 from veriscribe.results import BatchSummary
 from veriscribe.service.batch import register as register_module
 from veriscribe.service.batch import run_batch
+from veriscribe.service.batch.progress import CallMeter
 from veriscribe.settings import Settings
 from veriscribe.store import runs
 
@@ -151,3 +152,40 @@ async def test_a_registration_error_ends_the_run_and_a_rerun_loses_nothing(
         with pytest.raises(OSError, match="disk full"):
             await asyncio.to_thread(asyncio.run, crashing)
     assert_every_item_once(await batch(cfg, data, out), out)
+
+
+async def test_reading_goes_on_once_the_first_calls_are_out(
+    tmp_path: Path,
+    events: list[tuple[str, int]],
+    db_target: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Reading on would take the event loop and the database from the first articles.
+    started = CallMeter.call_started
+
+    def recording(meter: CallMeter) -> None:
+        started(meter)
+        events.append(("call", meter.started))
+
+    monkeypatch.setattr(CallMeter, "call_started", recording)
+    data = dataset(tmp_path / "many.jsonl")
+    out = tmp_path / "out.jsonl"
+    summary = await batch(Settings(db=db_target, model="sim:latency=0.05"), data, out)
+    puts = [i for i, (kind, _) in enumerate(events) if kind == "put"]
+    calls = [i for i, (kind, _) in enumerate(events) if kind == "call"]
+    # At concurrency 2: the second chunk is read once two calls have started.
+    assert len(puts) > 2 and calls[1] < puts[1]
+    assert_every_item_once(summary, out)
+
+
+async def test_the_call_meter_says_when_enough_calls_have_started() -> None:
+    meter, enough = CallMeter(), asyncio.Event()
+    meter.notify(2, enough)
+    meter.call_started()
+    meter.call_ended(None)
+    assert not enough.is_set()
+    meter.call_started()
+    assert enough.is_set() and meter.started == 2 and meter.in_flight == 1
+    already = asyncio.Event()
+    meter.notify(1, already)
+    assert already.is_set()

@@ -19,6 +19,7 @@ LEASE_S = 120.0  # a claim not renewed for this long is another worker's to take
 HEARTBEAT_S = 20.0
 WAIT_S = 5.0  # how often a worker with nothing to claim looks at others' claims
 TICK_S = 0.5  # how often the progress callback hears about calls in flight
+READ_ON_S = 1.0  # longest a new run's reading waits for its first calls to go out
 
 
 def article_slots(concurrency: int) -> int:

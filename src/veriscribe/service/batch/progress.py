@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -59,13 +60,26 @@ class CallMeter:
     def __init__(self) -> None:
         self.in_flight = 0
         self.peak = 0
+        self.started = 0
         self.prompt_tokens = 0
         self.output_tokens = 0
+        self._watch: tuple[int, asyncio.Event] | None = None
 
     def call_started(self) -> None:
         """Count a call that starts."""
         self.in_flight += 1
+        self.started += 1
         self.peak = max(self.peak, self.in_flight)
+        if self._watch is not None and self.started >= self._watch[0]:
+            self._watch[1].set()
+            self._watch = None
+
+    def notify(self, calls: int, event: asyncio.Event) -> None:
+        """Set ``event`` once ``calls`` calls have started (at once if they have)."""
+        if self.started >= calls:
+            event.set()
+        else:
+            self._watch = (calls, event)
 
     def call_ended(self, reply: BaseMessage | None) -> None:
         """Count a call that ended and, if it was answered, its tokens."""

@@ -31,7 +31,10 @@ from veriscribe.store.runs import NewItem
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-REGISTER_CHUNK = 200
+REGISTER_CHUNK = 32
+"""Articles stored per transaction. Reading runs beside the articles in flight, and
+each chunk holds the event loop and the database while it is stored: a small one
+keeps that short (a chunk of 200 held both for about 0.15 s)."""
 READ_CHUNK = 100  # articles read per thread hop while registering
 
 OnFlush = Callable[[Sequence[NewItem], bool], Awaitable[None]]

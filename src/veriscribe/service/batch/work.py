@@ -31,6 +31,7 @@ from veriscribe.service.abstracts import abstract_runner, run_abstract, thread_i
 from veriscribe.service.batch.config import (
     HEARTBEAT_S,
     LEASE_S,
+    READ_ON_S,
     TICK_S,
     WAIT_S,
     RunConfig,
@@ -110,6 +111,7 @@ class BatchRunner:
         self.registering: asyncio.Task[None] | None = None
         self.arrived = asyncio.Event()  # more items were registered
         self.go_on = asyncio.Event()  # the session is open: read the rest
+        self.read_on = asyncio.Event()  # the first calls are out (or nothing runs)
         self.halting = False  # the session ends: stop reading
 
     # ----------------------------------------------------------------- registering
@@ -138,9 +140,13 @@ class BatchRunner:
         batch size that starts worker processes, so a registration still under way
         means a batch that large. It is no larger: the first articles start sooner,
         and one worker process is busy with their first text steps for longer than
-        the next chunk takes to read. The items of every later chunk are announced
-        (``arrived``), and the lines of those that could not be read are queued for
-        the output file.
+        the next chunk takes to read.
+
+        Then it waits until the first articles' calls are out (``read_on``), for at
+        most ``READ_ON_S``: reading on takes the event loop and the database from
+        them, and held every first call back by about a third of a second. The items
+        of every later chunk are announced (``arrived``), and the lines of those that
+        could not be read are queued for the output file.
         """
         first = True
 
@@ -152,6 +158,9 @@ class BatchRunner:
                 if more:
                     self.arrived.set()
                     await self.go_on.wait()
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(READ_ON_S):
+                            await self.read_on.wait()
                 return
             failed = [i for i in items if i.status == "failed" and i.result]
             for item in failed:
@@ -179,6 +188,7 @@ class BatchRunner:
             return None
         self.halting = True
         self.go_on.set()
+        self.read_on.set()
         (outcome,) = await asyncio.gather(task, return_exceptions=True)
         return outcome if isinstance(outcome, BaseException) else None
 
@@ -232,6 +242,7 @@ class BatchRunner:
         """Stop claiming work; a second request also cancels the articles in flight."""
         self.stop_requests += 1
         self.stopping.set()
+        self.read_on.set()
         self.progress.stage = "stopping"
         if self.stop_requests >= 2:
             for task in self.tasks:
@@ -345,6 +356,7 @@ class BatchRunner:
                         self.tasks.add(asyncio.create_task(self._process(item, order)))
                     if not held and not self.tasks and reading:
                         # The inputs are still being read: wait for their next items.
+                        self.read_on.set()
                         await self._first_of({stop_wait}, arrivals=True)
                         continue
                     if not held and not self.tasks:
@@ -419,6 +431,9 @@ class BatchRunner:
         self.checkpoints = await open_database(self.store.target)
         self.graph = await abstract_runner(self.checkpoints, self.llm)
         self.llm.add_observer(self.meter)
+        self.meter.notify(
+            min(self.llm.settings.concurrency, AUTO_MIN_ITEMS), self.read_on
+        )
         await runs.start_session(self.store, self.run_id, self.worker)
         await runs.set_status(self.store, self.run_id, "running")
         self.started = time.perf_counter()
