@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from veriscribe.checks.faithfulness import claim_conflict
 from veriscribe.checks.wording import (
     CaseIndex,
     case_changes,
@@ -95,6 +96,22 @@ def test_number_words_read_alike_in_any_case(
     monkeypatch.setattr(numbers, "_PLURAL_SCALE_LOWER", numbers._PLURAL_SCALE)
     assert number_mentions(text) == quick
     assert len(quick) >= 2
+
+
+def test_a_changed_number_word_in_capitals_is_not_supported() -> None:
+    article = ArticleNumbers.of(
+        "We enrolled twenty-five adults; thousands of doses were given (P = 0.03)."
+    )
+    assert article.unsupported("We enrolled TWENTY-SIX adults.") == ["TWENTY-SIX"]
+    assert article.unsupported("MILLIONS of doses were given.") == ["MILLIONS"]
+    assert article.unsupported("The effect held (p < 0.03).") == ["0.03"]
+    assert article.unsupported("We enrolled Twenty-Five adults; THOUSANDS.") == []
+    # A look-alike letter never makes a number the article states.
+    assert article.unsupported("We enrolled twenty-f\u0131ve adults.") != []
+    conflict = claim_conflict(
+        "We enrolled TWENTY-SIX adults.", "We enrolled twenty-five adults."
+    )
+    assert conflict is not None and conflict.kind == "number"
 
 
 def test_a_p_value_starts_a_word() -> None:
