@@ -75,7 +75,10 @@ class CallMeter:
             self._watch = None
 
     def notify(self, calls: int, event: asyncio.Event) -> None:
-        """Set ``event`` once ``calls`` calls have started (at once if they have)."""
+        """Set ``event`` once ``calls`` calls have started (at once if they have).
+
+        The meter watches for one event at a time: a later call replaces the watch.
+        """
         if self.started >= calls:
             event.set()
         else:

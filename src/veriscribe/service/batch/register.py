@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REGISTER_CHUNK = 32
-"""Articles stored per transaction. Reading runs beside the articles in flight, and
-each chunk holds the event loop and the database while it is stored: a small one
+"""Articles stored per transaction. A new run reads beside its articles in flight,
+and each chunk holds the event loop and the database while it is stored: a small one
 keeps that short (a chunk of 200 held both for about 0.15 s)."""
 READ_CHUNK = 100  # articles read per thread hop while registering
 

@@ -139,8 +139,8 @@ class BatchRunner:
         start meanwhile, never beside a thread that is reading. The first chunk is the
         batch size that starts worker processes, so a registration still under way
         means a batch that large. It is no larger: the first articles start sooner,
-        and one worker process is busy with their first text steps for longer than
-        the next chunk takes to read.
+        and the worker processes are busy with their first text steps for longer
+        than the next chunk takes to read.
 
         Then it waits until the first articles' calls are out (``read_on``), for at
         most ``READ_ON_S``: reading on takes the event loop and the database from
