@@ -55,7 +55,7 @@ def make_app(tmp_path: Path, **config: Any) -> FastAPI:
 
 def client_of(app: FastAPI, **transport: Any) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app, **transport), base_url="http://api"
+        transport=httpx.ASGITransport(app=app, **transport), base_url="http://127.0.0.1"
     )
 
 

@@ -74,10 +74,21 @@ def serve(
             help="Uploads and run outputs (default: `serve` beside the database).",
         ),
     ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            envvar="VERISCRIBE_SERVE_ALLOW_ORIGINS",
+            help="A web origin (e.g. http://localhost:3000) whose pages may call the "
+            "API too (repeatable; the variable takes several, space-separated). On "
+            "loopback the server otherwise takes changes only from its own page.",
+        ),
+    ] = None,
 ) -> None:
     """Serve answers, checks, corpora and abstract runs as an HTTP API."""
     # Only this command needs the web stack: other commands start without it.
     from veriscribe.serve import ServeConfig, check_bind, create_app, token_from_env
+    from veriscribe.serve.guard import parse_origin
     from veriscribe.serve.server import draining_server
 
     settings = settings_for(model, base_url, endpoint, endpoints_file)
@@ -85,6 +96,7 @@ def serve(
         settings = settings.with_overrides(db=db)
     token = token_from_env()
     guarded(lambda: check_bind(host, token))
+    origins = tuple(guarded(lambda: [parse_origin(o) for o in allow_origin or []]))
     config = ServeConfig(
         settings=settings,
         token=token,
@@ -94,5 +106,7 @@ def serve(
         timeout_s=timeout,
         drain_s=drain,
         work_dir=work_dir,
+        host=host,
+        allow_origins=origins,
     )
     draining_server(create_app(config), host, port).run()

@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi import Path as PathParam
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
@@ -36,7 +37,14 @@ from veriscribe.results import (
     SectionText,
 )
 from veriscribe.serve import problems
-from veriscribe.serve.guard import BearerAuth, BodyLimit, Ticket, WorkGate
+from veriscribe.serve.guard import (
+    BearerAuth,
+    BodyLimit,
+    OriginGuard,
+    Ticket,
+    WorkGate,
+    parse_origin,
+)
 from veriscribe.serve.models import (
     NAME_PATTERN,
     AnswerRequest,
@@ -87,6 +95,11 @@ class ServeConfig:
     work_dir: Path | None = None
     """Uploaded files and run outputs; default: ``serve`` beside a SQLite database,
     else in the data directory."""
+    host: str = "127.0.0.1"
+    """The address the server listens on: on loopback, it answers only its own names
+    and takes changes only from its own pages."""
+    allow_origins: tuple[str, ...] = ()
+    """Web origins (``scheme://host:port``) whose pages may call the API too."""
 
     @property
     def files(self) -> Path:
@@ -317,6 +330,18 @@ def create_app(config: ServeConfig) -> FastAPI:
     problems.install(app)
     app.add_middleware(BodyLimit, max_bytes=config.settings.max_input_bytes)
     app.add_middleware(BearerAuth, token=config.token)
+    # Outermost: a foreign Host or page is refused before anything else is looked at.
+    app.add_middleware(
+        OriginGuard, host=config.host, allow_origins=config.allow_origins
+    )
+    if config.allow_origins:
+        # Pages on the allowed origins may read answers and send JSON (preflights).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[parse_origin(origin) for origin in config.allow_origins],
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+        )
     add_routes(app, server)
     add_page(app)
     return app
