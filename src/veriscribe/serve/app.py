@@ -7,7 +7,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -46,6 +46,8 @@ from veriscribe.serve.guard import (
     parse_origin,
 )
 from veriscribe.serve.models import (
+    MAX_KEY_CHARS,
+    MAX_NAME_CHARS,
     NAME_PATTERN,
     AnswerRequest,
     Health,
@@ -61,6 +63,9 @@ from veriscribe.store.db import sqlite_path
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+CorpusName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=MAX_NAME_CHARS)]
+RunId = Annotated[str, PathParam(max_length=MAX_KEY_CHARS)]
 
 EVENT_STREAM = "text/event-stream"
 RUN_PREFIX = "api-"
@@ -270,6 +275,36 @@ def _safe(value: Any) -> Any:
     if isinstance(value, bool | int | float) or value is None:
         return value
     return redact(str(value))
+
+
+async def off_the_loop(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run async work on an event loop of its own, in a thread.
+
+    Checking an answer's claims is pages of text work between few awaits: on the
+    server's loop it would hold up every other request (the probes too) meanwhile.
+    Cancelled (a timeout, a client gone), the work is cancelled at its next await,
+    and this returns only once the thread is done, so a slot is never given back to
+    work still running.
+    """
+    loop = asyncio.new_event_loop()
+    # Created before the loop runs anywhere: nothing else touches the loop yet.
+    task = loop.create_task(work())
+
+    def run() -> T:
+        try:
+            return loop.run_until_complete(task)
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+
+    done = asyncio.ensure_future(asyncio.to_thread(run))
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        loop.call_soon_threadsafe(task.cancel)
+        await asyncio.gather(done, return_exceptions=True)
+        raise
 
 
 def all_exist(paths: list[str]) -> bool:
@@ -502,7 +537,7 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
     async def post_verify(body: VerifyRequest) -> CheckedAnswer:
         """Check an answer that carries citation markers, as `verify` does."""
         ticket = server.admit(server.gate)
-        work = partial(
+        check = partial(
             service.verify_answer,
             body.answer,
             corpus=body.corpus,
@@ -514,7 +549,7 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
             read_set=body.read_set,
             settings=settings,
         )
-        return await _within_limits(server, ticket, work)
+        return await _within_limits(server, ticket, partial(off_the_loop, check))
 
 
 def _add_corpus_routes(app: FastAPI, server: Server) -> None:
@@ -528,7 +563,7 @@ def _add_corpus_routes(app: FastAPI, server: Server) -> None:
 
     @app.get("/v1/corpora/{name}", tags=["corpora"], responses=ERRORS)
     async def get_corpus(
-        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+        name: CorpusName,
     ) -> CorpusDetails:
         """Show a corpus's documents and sections."""
         return await service.show_corpus(settings, name)
@@ -537,15 +572,21 @@ def _add_corpus_routes(app: FastAPI, server: Server) -> None:
         "/v1/corpora/{name}/sections/{key:path}", tags=["corpora"], responses=ERRORS
     )
     async def get_section(
-        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
-        key: Annotated[str, PathParam(description="The section's `doc:section` key.")],
+        name: CorpusName,
+        key: Annotated[
+            str,
+            PathParam(
+                max_length=MAX_KEY_CHARS,
+                description="The section's `doc:section` key.",
+            ),
+        ],
     ) -> SectionText:
         """Show one section with its text: where a citation's quote can be read."""
         return await service.section_text(settings, name, key)
 
     @app.post("/v1/corpora/{name}/documents", tags=["corpora"], responses=ERRORS)
     async def post_documents(
-        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+        name: CorpusName,
         files: Annotated[list[UploadFile], File(description="Guideline documents.")],
     ) -> IngestReport:
         """Add guideline documents to a corpus (created if new), as `corpus add`."""
@@ -681,12 +722,12 @@ def _add_run_routes(app: FastAPI, server: Server) -> None:
     settings = server.settings
 
     @app.get("/v1/runs/{run_id}", tags=["abstracts"], responses=ERRORS)
-    async def get_run(run_id: str) -> RunSummary:
+    async def get_run(run_id: RunId) -> RunSummary:
         """Show a run: counts, timings, tokens, and every failure with its reason."""
         return await service.show_run(settings, run_id)
 
     @app.get("/v1/runs/{run_id}/results", tags=["abstracts"], responses=ERRORS)
-    async def get_run_results(run_id: str) -> list[BatchLine | FailedLine]:
+    async def get_run_results(run_id: RunId) -> list[BatchLine | FailedLine]:
         """List the abstracts (and failures) of a run's finished articles, in order."""
         return await service.run_results(settings, run_id)
 
@@ -703,7 +744,7 @@ def _add_run_routes(app: FastAPI, server: Server) -> None:
             **ERRORS,
         },
     )
-    async def get_run_events(run_id: str) -> EventSourceResponse:
+    async def get_run_events(run_id: RunId) -> EventSourceResponse:
         """Stream a run's progress until it is finished or nothing works on it."""
         first = await service.show_run(settings, run_id)
         return EventSourceResponse(_run_events(server, run_id, first))

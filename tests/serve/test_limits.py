@@ -1,0 +1,99 @@
+"""A limit on every text field of the API, and checks that leave the server answering."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from qa_helpers import GUIDELINE
+from veriscribe import service
+from veriscribe.serve import ServeConfig, create_app
+from veriscribe.serve.models import MAX_ANSWER_CHARS, MAX_KEY_CHARS
+from veriscribe.settings import Settings
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> FastAPI:
+    config = ServeConfig(settings=Settings(model="sim"), work_dir=tmp_path / "serve")
+    return create_app(config)
+
+
+@pytest.fixture
+async def http(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
+    ):
+        yield client
+
+
+def problem_detail(response: httpx.Response, status: int) -> str:
+    assert response.status_code == status, response.text
+    return str(response.json()["detail"])
+
+
+async def test_every_text_field_has_a_limit(http: httpx.AsyncClient) -> None:
+    long_answer = {"answer": "a" * (MAX_ANSWER_CHARS + 1), "corpus": "htn"}
+    detail = problem_detail(await http.post("/v1/verify", json=long_answer), 422)
+    assert detail == f"answer: String should have at most {MAX_ANSWER_CHARS} characters"
+    key = "d:" + "s" * MAX_KEY_CHARS
+    read_set = {"answer": "Text.", "corpus": "htn", "read_set": [key]}
+    detail = problem_detail(await http.post("/v1/verify", json=read_set), 422)
+    assert detail.startswith("read_set.0: String should have at most")
+    question = {"question": "q" * 4001, "corpus": "htn"}
+    detail = problem_detail(await http.post("/v1/answers", json=question), 422)
+    assert detail.startswith("question: String should have at most 4000")
+    corpus = {"question": "q", "corpus": "c" * 65}
+    problem_detail(await http.post("/v1/answers", json=corpus), 422)
+    problem_detail(await http.get(f"/v1/corpora/htn/sections/{key}"), 422)
+    for path in ("", "/results", "/events"):
+        problem_detail(await http.get(f"/v1/runs/{'r' * 301}{path}"), 422)
+
+
+def checkable_answer(chars: int) -> str:
+    """Return an answer of about ``chars`` characters, every sentence cited."""
+    sentence = (
+        "A diagnosis of hypertension requires elevated readings on at least two "
+        "separate occasions {{cite:hypertension:diagnosis|A diagnosis of "
+        "hypertension requires elevated readings on at least two separate}}. "
+    )
+    return sentence * (chars // len(sentence))
+
+
+async def test_a_long_check_leaves_the_server_answering(
+    http: httpx.AsyncClient,
+) -> None:
+    await service.add_corpus(Settings(model="sim"), "htn", [GUIDELINE])
+    # Without the model, the checks are text work alone: the longest stretches
+    # without an await (on the server's loop: 0.6 s at this length).
+    body = {
+        "answer": checkable_answer(MAX_ANSWER_CHARS - 500),
+        "corpus": "htn",
+        "judge": False,
+        "all_claims": True,
+    }
+    started = time.monotonic()
+    check = asyncio.create_task(http.post("/v1/verify", json=body))
+    answered = [started]
+    while not check.done():
+        await asyncio.sleep(0.02)
+        health = await http.get("/healthz")
+        assert health.status_code == 200
+        answered.append(time.monotonic())
+    checked = await check
+    took = time.monotonic() - started
+    assert checked.status_code == 200, checked.text
+    assert json.loads(checked.text)["claims"]
+    assert took > 0.8, f"the check took {took:.2f} s: too short to tell"
+    # Asked every 20 ms, the probe answers every 20 ms or so all along.
+    longest = max(later - earlier for earlier, later in itertools.pairwise(answered))
+    assert longest < 0.3, f"/healthz waited {longest:.2f} s during a {took:.2f} s check"
