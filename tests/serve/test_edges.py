@@ -1,4 +1,4 @@
-"""Uploads stored apart, and nothing of the server shown to its clients."""
+"""Uploads stored apart, nothing of the server shown, and a clear stop at start."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from typer.testing import CliRunner
 
+from loopback import free_port
 from qa_helpers import GUIDELINE
 from veriscribe import service
+from veriscribe.cli.app import app as cli_app
 from veriscribe.errors import InputError
 from veriscribe.serve import ServeConfig, create_app
 from veriscribe.serve.app import UPLOAD_NAME_CHARS, safe_name
@@ -167,3 +170,12 @@ async def test_a_problem_detail_shows_no_server_path(
     monkeypatch.setattr(service, "add_corpus", fails)
     answer = await http.post("/v1/corpora/x/documents", files={"files": ("a", "")})
     assert problem_detail(answer, 400) == "cannot read a.md: bad"
+
+
+def test_serve_against_a_database_that_does_not_answer_says_so_in_one_line() -> None:
+    dsn = f"postgresql://veriscribe@127.0.0.1:{free_port()}/veriscribe"
+    result = CliRunner().invoke(cli_app, ["serve", "--model", "sim", "--db", dsn])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
