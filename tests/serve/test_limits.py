@@ -97,3 +97,30 @@ async def test_a_long_check_leaves_the_server_answering(
     # Asked every 20 ms, the probe answers every 20 ms or so all along.
     longest = max(later - earlier for earlier, later in itertools.pairwise(answered))
     assert longest < 0.3, f"/healthz waited {longest:.2f} s during a {took:.2f} s check"
+
+
+async def test_a_check_over_the_time_limit_is_504_and_frees_its_slot(
+    tmp_path: Path,
+) -> None:
+    slow = Settings(model="sim:latency=3")
+    await service.add_corpus(Settings(model="sim"), "htn", [GUIDELINE])
+    config = ServeConfig(settings=slow, work_dir=tmp_path / "serve", timeout_s=0.5)
+    app = create_app(config)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1"
+    ) as http:
+        started = time.monotonic()
+        # Worded unlike its quote, the claim goes to the slow model's judge.
+        answer = (
+            "Two high readings on different days are needed "
+            "{{cite:hypertension:diagnosis|A diagnosis of hypertension requires "
+            "elevated readings on at least two separate}}."
+        )
+        response = await http.post(
+            "/v1/verify", json={"answer": answer, "corpus": "htn"}
+        )
+    took = time.monotonic() - started
+    assert response.status_code == 504, response.text
+    assert took < 2.5, f"the check went on for {took:.2f} s after its time limit"
+    assert app.state.server.gate.admitted == 0
