@@ -96,7 +96,11 @@ async def test_a_long_check_leaves_the_server_answering(
     assert took > 0.8, f"the check took {took:.2f} s: too short to tell"
     # Asked every 20 ms, the probe answers every 20 ms or so all along.
     longest = max(later - earlier for earlier, later in itertools.pairwise(answered))
-    assert longest < 0.3, f"/healthz waited {longest:.2f} s during a {took:.2f} s check"
+    # On the server's loop, the longest step of the checks held the probe for half
+    # of the check's time (0.5-0.6 s of 1.0-1.7 s); off it, 0.1 s on a quiet machine
+    # and under 0.3 of the time on a loaded one (load average 16-20 on two cores).
+    allowed = max(0.3, 0.4 * took)
+    assert longest < allowed, f"/healthz waited {longest:.2f} s in a {took:.2f} s check"
 
 
 async def test_a_check_over_the_time_limit_is_504_and_frees_its_slot(
