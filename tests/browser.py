@@ -6,12 +6,14 @@ import asyncio
 import os
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 from loopback import free_port
 from qa_helpers import GUIDELINE
@@ -39,13 +41,16 @@ needs_chromium = pytest.mark.skipif(
 
 
 @contextmanager
-def serving(config: ServeConfig) -> Iterator[str]:
-    """Run the app on a real uvicorn in a thread; yield its base URL."""
+def serving(
+    config: ServeConfig, extend: Callable[[FastAPI], None] | None = None
+) -> Iterator[str]:
+    """Run the app (with ``extend``'s routes) on uvicorn in a thread; yield its URL."""
     port = free_port()
+    app = create_app(config)
+    if extend is not None:
+        extend(app)
     server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config), host="127.0.0.1", port=port, log_level="warning"
-        )
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -70,27 +75,63 @@ def serving_corpus(settings: Settings, work_dir: Any) -> Iterator[str]:
 
 
 @contextmanager
-def browser_page(base_url: str) -> Iterator[tuple[Any, list[str], list[str]]]:
-    """Open the page; yield it, the URLs it requested and its script errors."""
-    from playwright.sync_api import Request, sync_playwright
+def page_server(html: str) -> Iterator[str]:
+    """Serve ``html`` at every path of a second server on 127.0.0.1; yield its URL."""
+    body = html.encode("utf-8")
 
-    requested: list[str] = []
-    errors: list[str] = []
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@contextmanager
+def chromium_browser(*args: str) -> Iterator[Any]:
+    """Launch the system Chromium, headless, with extra command-line ``args``."""
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         assert BROWSER is not None
         browser = playwright.chromium.launch(
-            executable_path=BROWSER, args=["--no-sandbox"]
+            executable_path=BROWSER, args=["--no-sandbox", *args]
         )
         try:
-            page = browser.new_page()
-            page.set_default_timeout(60_000)
-
-            def seen(request: Request) -> None:
-                requested.append(request.url)
-
-            page.on("request", seen)
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(base_url + "/")
-            yield page, requested, errors
+            yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def browser_page(base_url: str) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """Open the page; yield it, the URLs it requested and its script errors."""
+    from playwright.sync_api import Request
+
+    requested: list[str] = []
+    errors: list[str] = []
+    with chromium_browser() as browser:
+        page = browser.new_page()
+        page.set_default_timeout(60_000)
+
+        def seen(request: Request) -> None:
+            requested.append(request.url)
+
+        page.on("request", seen)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(base_url + "/")
+        yield page, requested, errors

@@ -6,8 +6,10 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,7 +18,9 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi import Path as PathParam
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
@@ -36,8 +40,17 @@ from veriscribe.results import (
     SectionText,
 )
 from veriscribe.serve import problems
-from veriscribe.serve.guard import BearerAuth, BodyLimit, Ticket, WorkGate
+from veriscribe.serve.guard import (
+    BearerAuth,
+    BodyLimit,
+    OriginGuard,
+    Ticket,
+    WorkGate,
+    parse_origin,
+)
 from veriscribe.serve.models import (
+    MAX_KEY_CHARS,
+    MAX_NAME_CHARS,
     NAME_PATTERN,
     AnswerRequest,
     Health,
@@ -53,6 +66,13 @@ from veriscribe.store.db import sqlite_path
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R", bound=BaseModel)
+
+WORKER_NAME = re.compile(r'"worker":"[^"]*:\d+:(?P<tag>[0-9a-f]+)"')
+"""A worker's name as runs record it, ``host:pid:tag``, in a result's JSON."""
+
+CorpusName = Annotated[str, PathParam(pattern=NAME_PATTERN, max_length=MAX_NAME_CHARS)]
+RunId = Annotated[str, PathParam(max_length=MAX_KEY_CHARS)]
 
 EVENT_STREAM = "text/event-stream"
 RUN_PREFIX = "api-"
@@ -87,6 +107,11 @@ class ServeConfig:
     work_dir: Path | None = None
     """Uploaded files and run outputs; default: ``serve`` beside a SQLite database,
     else in the data directory."""
+    host: str = "127.0.0.1"
+    """The address the server listens on: on loopback, it answers only its own names
+    and takes changes only from its own pages."""
+    allow_origins: tuple[str, ...] = ()
+    """Web origins (``scheme://host:port``) whose pages may call the API too."""
 
     @property
     def files(self) -> Path:
@@ -123,6 +148,23 @@ class Server:
     def settings(self) -> Settings:
         """Return the settings every service runs with."""
         return self.config.settings
+
+    def hide_paths(self, text: str) -> str:
+        """Return ``text`` with the server's upload directories cut from its paths."""
+        files = self.config.files
+        for root in dict.fromkeys((str(files.resolve()), str(files))):
+            text = re.sub(re.escape(root) + r"/(?:[^/\s\"']+/)*", "", text)
+        return text
+
+    def for_client(self, result: R) -> R:
+        """Return a result without the server's paths or its processes' names.
+
+        A client sees an uploaded file by its name; where the server keeps it, the
+        machine's name and its process ids are nothing the client needs.
+        """
+        text = self.hide_paths(result.model_dump_json())
+        text = WORKER_NAME.sub(r'"worker":"worker-\g<tag>"', text)
+        return type(result).model_validate_json(text)
 
     def admit(self, gate: WorkGate) -> Ticket:
         """Admit one job through ``gate``, unless the server is draining.
@@ -259,29 +301,86 @@ def _safe(value: Any) -> Any:
     return redact(str(value))
 
 
+async def off_the_loop(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run async work on an event loop of its own, in a thread.
+
+    Checking an answer's claims is pages of text work between few awaits: on the
+    server's loop it would hold up every other request (the probes too) meanwhile.
+    Cancelled (a timeout, a client gone), the work is cancelled at its next await,
+    and this returns only once the thread is done, so a slot is never given back to
+    work still running.
+    """
+    loop = asyncio.new_event_loop()
+    # Created before the loop runs anywhere: nothing else touches the loop yet.
+    task = loop.create_task(work())
+
+    def run() -> T:
+        try:
+            return loop.run_until_complete(task)
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+
+    done = asyncio.ensure_future(asyncio.to_thread(run))
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        loop.call_soon_threadsafe(task.cancel)
+        await asyncio.gather(done, return_exceptions=True)
+        raise
+
+
 def all_exist(paths: list[str]) -> bool:
     """Tell whether every one of the paths exists on this machine."""
     return all(Path(path).exists() for path in paths)
 
 
+UPLOAD_NAME_CHARS = 120
+"""Longest name an uploaded file is stored under (its extension kept)."""
+SUFFIX_CHARS = 16
+
+
 def safe_name(filename: str | None, fallback: str) -> str:
-    """Return an uploaded file's name with no directory and no unusual character."""
+    """Return an uploaded file's name with no directory and no unusual character.
+
+    A name too long is cut before its extension, which says how the file is read.
+    """
     name = Path(filename or "").name
     name = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
-    return name[:120] or fallback
+    if len(name) > UPLOAD_NAME_CHARS:
+        stem, dot, suffix = name.rpartition(".")
+        if dot and stem and len(suffix) < SUFFIX_CHARS:
+            name = f"{stem[: UPLOAD_NAME_CHARS - len(suffix) - 1]}.{suffix}"
+        else:
+            name = name[:UPLOAD_NAME_CHARS]
+    return name or fallback
 
 
-async def save_uploads(
-    files: list[UploadFile], where: Callable[[bytes], Path]
-) -> list[Path]:
-    """Write uploaded files to disk, each under the directory ``where`` picks for it."""
+def store_bytes(path: Path, data: bytes) -> None:
+    """Write ``path`` whole, so a reader never sees a file half written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial_path = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    try:
+        partial_path.write_bytes(data)
+        os.replace(partial_path, path)
+    finally:
+        partial_path.unlink(missing_ok=True)
+
+
+async def save_uploads(files: list[UploadFile], folder: Path) -> list[Path]:
+    """Write uploaded files to disk, each in a directory named by its content.
+
+    Two uploads of one name but different contents (in one request or in two at once)
+    are stored apart, and neither replaces the other; the same file uploaded twice
+    is stored once.
+    """
     saved = []
     for number, upload in enumerate(files, 1):
         data = await upload.read()
-        folder = where(data)
-        path = folder / safe_name(upload.filename, f"upload-{number}.txt")
-        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
-        await asyncio.to_thread(path.write_bytes, data)
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        path = folder / digest / safe_name(upload.filename, f"upload-{number}.txt")
+        await asyncio.to_thread(store_bytes, path, data)
         saved.append(path)
     return saved
 
@@ -314,9 +413,21 @@ def create_app(config: ServeConfig) -> FastAPI:
         openapi_url="/openapi.json",
     )
     app.state.server = server
-    problems.install(app)
+    problems.install(app, scrub=server.hide_paths)
     app.add_middleware(BodyLimit, max_bytes=config.settings.max_input_bytes)
     app.add_middleware(BearerAuth, token=config.token)
+    # Outermost: a foreign Host or page is refused before anything else is looked at.
+    app.add_middleware(
+        OriginGuard, host=config.host, allow_origins=config.allow_origins
+    )
+    if config.allow_origins:
+        # Pages on the allowed origins may read answers and send JSON (preflights).
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[parse_origin(origin) for origin in config.allow_origins],
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept"],
+        )
     add_routes(app, server)
     add_page(app)
     return app
@@ -477,7 +588,7 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
     async def post_verify(body: VerifyRequest) -> CheckedAnswer:
         """Check an answer that carries citation markers, as `verify` does."""
         ticket = server.admit(server.gate)
-        work = partial(
+        check = partial(
             service.verify_answer,
             body.answer,
             corpus=body.corpus,
@@ -489,7 +600,7 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
             read_set=body.read_set,
             settings=settings,
         )
-        return await _within_limits(server, ticket, work)
+        return await _within_limits(server, ticket, partial(off_the_loop, check))
 
 
 def _add_corpus_routes(app: FastAPI, server: Server) -> None:
@@ -503,37 +614,44 @@ def _add_corpus_routes(app: FastAPI, server: Server) -> None:
 
     @app.get("/v1/corpora/{name}", tags=["corpora"], responses=ERRORS)
     async def get_corpus(
-        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+        name: CorpusName,
     ) -> CorpusDetails:
         """Show a corpus's documents and sections."""
-        return await service.show_corpus(settings, name)
+        return server.for_client(await service.show_corpus(settings, name))
 
     @app.get(
         "/v1/corpora/{name}/sections/{key:path}", tags=["corpora"], responses=ERRORS
     )
     async def get_section(
-        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
-        key: Annotated[str, PathParam(description="The section's `doc:section` key.")],
+        name: CorpusName,
+        key: Annotated[
+            str,
+            PathParam(
+                max_length=MAX_KEY_CHARS,
+                description="The section's `doc:section` key.",
+            ),
+        ],
     ) -> SectionText:
         """Show one section with its text: where a citation's quote can be read."""
         return await service.section_text(settings, name, key)
 
     @app.post("/v1/corpora/{name}/documents", tags=["corpora"], responses=ERRORS)
     async def post_documents(
-        name: Annotated[str, PathParam(pattern=NAME_PATTERN)],
+        name: CorpusName,
         files: Annotated[list[UploadFile], File(description="Guideline documents.")],
     ) -> IngestReport:
         """Add guideline documents to a corpus (created if new), as `corpus add`."""
         ticket = server.admit(server.gate)
         folder = server.config.files / "corpora" / name
         try:
-            paths = await save_uploads(files, lambda _: folder)
+            paths = await save_uploads(files, folder)
         except BaseException:
             ticket.release()
             raise
-        return await _within_limits(
+        report = await _within_limits(
             server, ticket, partial(service.add_corpus, settings, name, paths)
         )
+        return server.for_client(report)
 
 
 def _add_abstract_routes(app: FastAPI, server: Server) -> None:
@@ -615,10 +733,7 @@ async def _start_upload_run(
     settings = server.settings
     ticket = server.admit(server.run_gate)
     try:
-        articles = server.config.files / "articles"
-        paths = await save_uploads(
-            files, lambda data: articles / hashlib.sha256(data).hexdigest()[:16]
-        )
+        paths = await save_uploads(files, server.config.files / "articles")
         inputs = [str(path) for path in paths]
         out = server.config.files / "runs" / f"{run_id}.jsonl"
         await asyncio.to_thread(out.parent.mkdir, parents=True, exist_ok=True)
@@ -656,14 +771,15 @@ def _add_run_routes(app: FastAPI, server: Server) -> None:
     settings = server.settings
 
     @app.get("/v1/runs/{run_id}", tags=["abstracts"], responses=ERRORS)
-    async def get_run(run_id: str) -> RunSummary:
+    async def get_run(run_id: RunId) -> RunSummary:
         """Show a run: counts, timings, tokens, and every failure with its reason."""
-        return await service.show_run(settings, run_id)
+        return server.for_client(await service.show_run(settings, run_id))
 
     @app.get("/v1/runs/{run_id}/results", tags=["abstracts"], responses=ERRORS)
-    async def get_run_results(run_id: str) -> list[BatchLine | FailedLine]:
+    async def get_run_results(run_id: RunId) -> list[BatchLine | FailedLine]:
         """List the abstracts (and failures) of a run's finished articles, in order."""
-        return await service.run_results(settings, run_id)
+        results = await service.run_results(settings, run_id)
+        return [server.for_client(result) for result in results]
 
     @app.get(
         "/v1/runs/{run_id}/events",
@@ -678,7 +794,7 @@ def _add_run_routes(app: FastAPI, server: Server) -> None:
             **ERRORS,
         },
     )
-    async def get_run_events(run_id: str) -> EventSourceResponse:
+    async def get_run_events(run_id: RunId) -> EventSourceResponse:
         """Stream a run's progress until it is finished or nothing works on it."""
         first = await service.show_run(settings, run_id)
         return EventSourceResponse(_run_events(server, run_id, first))
@@ -696,7 +812,8 @@ async def _run_events(
             last = progress
         idle = summary.status != "running" and run_id not in server.runs
         if summary.status == "finished" or idle:
-            yield {"event": "run", "data": summary.model_dump_json()}
+            shown = server.for_client(summary)
+            yield {"event": "run", "data": shown.model_dump_json()}
             return
         await asyncio.sleep(server.config.poll_s)
         summary = await service.show_run(server.settings, run_id)

@@ -6,7 +6,9 @@ import asyncio
 import hmac
 import ipaddress
 import os
+from collections.abc import Iterable
 from types import TracebackType
+from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -21,6 +23,10 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz", "/"})
 """Probes answer without the token: they tell only whether the server is up. The
 web page and its assets hold no data: it asks for the token before calling the API."""
 PAGE_PREFIX = "/ui/"
+ORIGINS_ENV = "VERISCRIBE_SERVE_ALLOW_ORIGINS"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that change nothing: a foreign page may send them but not read the answer."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def is_open(path: str) -> bool:
@@ -61,6 +67,125 @@ def check_bind(host: str, token: str | None) -> None:
             f"token: set {TOKEN_ENV} (clients then send `Authorization: Bearer TOKEN`), "
             "or listen on 127.0.0.1"
         )
+
+
+def parse_origin(text: str) -> str:
+    """Return a web origin (``scheme://host[:port]``) as browsers send it.
+
+    Raises:
+        ConfigError: ``text`` is not an http(s) origin (no path, query or user).
+    """
+    value = text.strip().rstrip("/")
+    how = (
+        f"{text!r} is not a web origin: give scheme, host and port, as in "
+        "http://localhost:8080"
+    )
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        raise ConfigError(how) from None
+    if (
+        parts.scheme not in DEFAULT_PORTS
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or parts.username is not None
+    ):
+        raise ConfigError(how)
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or port == DEFAULT_PORTS[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+def host_name(host_header: str) -> str:
+    """Return the host of a ``Host`` header, without its port."""
+    if host_header.startswith("["):
+        return host_header[1 : host_header.find("]")]
+    return host_header.rpartition(":")[0] if ":" in host_header else host_header
+
+
+class OriginGuard:
+    """On loopback, answer only this machine's own names and its own pages.
+
+    A page on another site can make a browser send a form to a loopback server (no
+    preflight for a multipart form), and a site whose name it turns to 127.0.0.1 (DNS
+    rebinding) can read the answers: so a request must name a loopback host in
+    ``Host``, and one that changes something must come from the server's own origin
+    (or one allowed with ``--allow-origin``). Clients that are not browsers send no
+    ``Origin`` and are let through.
+    """
+
+    def __init__(
+        self, app: ASGIApp, *, host: str, allow_origins: Iterable[str]
+    ) -> None:
+        self.app = app
+        self.active = is_loopback(host)
+        self.allowed = frozenset(parse_origin(origin) for origin in allow_origins)
+        self.allowed_hosts = frozenset(
+            origin.partition("://")[2] for origin in self.allowed
+        )
+
+    def _own_host(self, host_header: str) -> bool:
+        name = host_header.lower()
+        return is_loopback(host_name(name)) or name in self.allowed_hosts
+
+    def _own_origin(self, origin: str, scheme: str, host_header: str) -> bool:
+        try:
+            given = parse_origin(origin)
+        except ConfigError:
+            return False  # "null" (a sandboxed or local page) or anything malformed
+        if given in self.allowed:
+            return True
+        try:
+            return given == parse_origin(f"{scheme}://{host_header}")
+        except ConfigError:
+            return False
+
+    def refusal(self, scope: Scope) -> str | None:
+        """Return why the request is refused, or None to let it through."""
+        headers = Headers(scope=scope)
+        host_header = headers.get("host")
+        if host_header is not None and not self._own_host(host_header):
+            return (
+                f"the Host header names {host_header!r}: a server on loopback answers "
+                "only to localhost, 127.0.0.1 and [::1]; to reach it under another "
+                "name, start it with --allow-origin http://NAME:PORT "
+                f"(or {ORIGINS_ENV})"
+            )
+        if scope["method"] in SAFE_METHODS:
+            return None
+        origin = headers.get("origin")
+        if origin is None:
+            # Browsers send Origin on every POST; Sec-Fetch-Site backs that up.
+            if headers.get("sec-fetch-site") not in ("cross-site", "same-site"):
+                return None
+            page, allow = "another site", "URL"
+        elif self._own_origin(
+            origin, scope.get("scheme", "http"), host_header or "localhost"
+        ):
+            return None
+        else:
+            page, allow = repr(origin), origin
+        return (
+            f"a page on {page} may not send requests that change something: this "
+            "server takes them only from its own pages; to allow that page, start "
+            f"the server with --allow-origin {allow} (or {ORIGINS_ENV})"
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a foreign host or a cross-origin change with a 403 problem."""
+        if scope["type"] == "http" and self.active:
+            reason = self.refusal(scope)
+            if reason is not None:
+                body = problem(403, reason, kind="foreign-origin")
+                await respond(body)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class BearerAuth:

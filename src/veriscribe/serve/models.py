@@ -6,6 +6,8 @@ the same JSON as the matching command's ``--json``.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from veriscribe.options import (
@@ -20,6 +22,14 @@ from veriscribe.options import (
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 """A corpus name or a chat session id (the rule ``corpus add`` states)."""
+MAX_NAME_CHARS = 64
+MAX_QUESTION_CHARS = 4000
+MAX_ANSWER_CHARS = 50_000
+"""An answer to check: pages of text, far beyond the few sentences ``ask`` writes. Its
+deterministic checks take about 2 s at this length (``tests/serve/test_edges.py``)."""
+MAX_KEY_CHARS = 300
+"""A section key (``doc:section``) or a run id: a document id and a section path."""
+SectionKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 _DEFAULT = QAOptions()
 """The answer options a request leaves out take these values."""
 
@@ -29,11 +39,12 @@ class AnswerRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=4000)
-    corpus: str = Field(pattern=NAME_PATTERN)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    corpus: str = Field(pattern=NAME_PATTERN, max_length=MAX_NAME_CHARS)
     session: str | None = Field(
         None,
         pattern=NAME_PATTERN,
+        max_length=MAX_NAME_CHARS,
         description="A chat session id: the question is the next turn of that chat "
         "(started if new, resumed if not), as `chat --session` does.",
     )
@@ -73,16 +84,16 @@ class VerifyRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    answer: str = Field(min_length=1)
-    corpus: str = Field(pattern=NAME_PATTERN)
-    question: str = Field("", max_length=4000)
+    answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
+    corpus: str = Field(pattern=NAME_PATTERN, max_length=MAX_NAME_CHARS)
+    question: str = Field("", max_length=MAX_QUESTION_CHARS)
     k: int = Field(1, ge=0, le=20, description="Attribution window.")
     judge: bool = True
     all_claims: bool = Field(
         False, description="Treat every sentence as a claim (no claim filter call)."
     )
     judge_method: JudgeMethod = "scored"
-    read_set: list[str] | None = Field(
+    read_set: list[SectionKey] | None = Field(
         None,
         max_length=200,
         description="Section keys (doc:section) the answer was written from; "

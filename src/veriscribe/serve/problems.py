@@ -8,6 +8,7 @@ No traceback and no secret ever reaches a client: every detail goes through
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from http import HTTPStatus
 
 from fastapi import FastAPI, Request
@@ -138,12 +139,16 @@ def validation_problem(exc: RequestValidationError) -> Problem:
     return problem(422, detail, kind="invalid-request")
 
 
-def install(app: FastAPI) -> None:
-    """Answer every error of ``app`` with problem details."""
+def install(app: FastAPI, scrub: Callable[[str], str] = str) -> None:
+    """Answer every error of ``app`` with problem details, ``scrub`` run on each."""
+
+    def answer(body: Problem, headers: dict[str, str] | None = None) -> JSONResponse:
+        body.detail = scrub(body.detail)
+        return respond(body, headers)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return respond(validation_problem(exc))
+        return answer(validation_problem(exc))
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
@@ -152,11 +157,11 @@ def install(app: FastAPI) -> None:
             if isinstance(exc.detail, str)
             else HTTPStatus(exc.status_code).phrase
         )
-        return respond(problem(exc.status_code, detail), dict(exc.headers or {}))
+        return answer(problem(exc.status_code, detail), dict(exc.headers or {}))
 
     async def on_error(request: Request, exc: Exception) -> JSONResponse:
         body, headers = problem_of(exc)
-        return respond(body, headers)
+        return answer(body, headers)
 
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
