@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -69,3 +70,33 @@ def test_unknown_table_fails_the_build(hooks: ModuleType) -> None:
     """A page asking for a table that does not exist is an error, not an empty table."""
     with pytest.raises(ValueError, match="unknown generated table"):
         hooks.render("<!-- generated: nothing -->")
+
+
+def test_readme_links_resolve() -> None:
+    """Every link of the README into the repository names a file, and a heading in it."""
+    root = DOCS.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    local = [link for link in links if "://" not in link]
+    assert local, "the README links to no page of the manual"
+    for link in local:
+        path, _, anchor = link.partition("#")
+        target = root / path
+        assert target.is_file(), f"README links to a missing file: {link}"
+        if anchor:
+            headings = re.findall(
+                r"^#+ (.+)$", target.read_text(encoding="utf-8"), re.M
+            )
+            assert anchor in {slug(h) for h in headings}, f"no heading for {link}"
+
+
+def slug(heading: str) -> str:
+    """Return a heading's anchor as MkDocs (and GitHub, for these headings) makes it."""
+    text = re.sub(r"[^\w\s-]", "", heading.strip().lower())
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def test_readme_is_a_front_door() -> None:
+    """The README stays short: the manual is the place for everything else."""
+    lines = (DOCS.parent / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200
