@@ -29,7 +29,13 @@ from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app as cli_app
 from veriscribe.llm.fake_server import FakeServer
-from veriscribe.redaction import REDACTED, redact, redact_target, target_secrets
+from veriscribe.redaction import (
+    REDACTED,
+    redact,
+    redact_command,
+    redact_target,
+    target_secrets,
+)
 from veriscribe.serve import ServeConfig, create_app
 from veriscribe.settings import Settings
 
@@ -171,11 +177,18 @@ def test_what_libpq_says_of_a_dsn_hides_its_password(form: Form) -> None:
     try:
         parsed = conninfo_to_dict(form.value)
     except psycopg.ProgrammingError as exc:
+        # What libpq quotes back is hidden even with no setting known.
+        assert_hidden(redact(str(exc), {}))
         said = str(exc)
     else:
         said = " ".join(f"{key}={value!r}" for key, value in parsed.items())
-    out = redact(said, {}, also=target_secrets(form.value))
-    assert_hidden(out)
+    assert_hidden(redact(said, {}, also=target_secrets(form.value)))
+    try:
+        psycopg.connect(form.value, connect_timeout=2).close()
+    except psycopg.Error as exc:
+        # "invalid integer value" for the port read out of "alice:pw/...", a host
+        # resolved from the piece after an '@'.
+        assert_hidden(redact(str(exc), {}, also=target_secrets(form.value)))
 
 
 @pytest.mark.parametrize("form", BASE_URLS, ids=URL_IDS)
@@ -185,6 +198,15 @@ def test_what_httpx_says_of_a_url_hides_its_password(form: Form) -> None:
     except httpx.InvalidURL as exc:
         said = str(exc)
     assert_hidden(redact(said, {}, also=target_secrets(with_port(form))))
+
+
+@pytest.mark.parametrize("form", DSNS + BASE_URLS, ids=DSN_IDS + URL_IDS)
+def test_a_logged_command_line_hides_each_arguments_password(form: Form) -> None:
+    value = with_port(form)
+    for argv in (["--db", value, "runs"], [f"--base-url={value}", "doctor"]):
+        line = redact_command(["veriscribe", *argv])
+        assert_hidden(line)
+        assert line.startswith("veriscribe --") and "127.0.0.1" in line
 
 
 # ---------------------------------------------------------------------- the CLI
