@@ -73,7 +73,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from veriscribe.errors import ConfigError
+from veriscribe.errors import DatabaseUnavailable
 from veriscribe.redaction import redact_target
 from veriscribe.store.dialect import Dialect
 from veriscribe.store.migrations import MIGRATIONS, Migration
@@ -232,7 +232,7 @@ class Store(abc.ABC):
             }
             unknown = sorted(done - {m.name for m in MIGRATIONS})
             if unknown:
-                raise ConfigError(
+                raise DatabaseUnavailable(
                     f"the database {shown_target(self.target)} was written by a newer "
                     f"veriscribe (schema {', '.join(unknown)}); upgrade veriscribe or "
                     "set VERISCRIBE_DB to another database"
