@@ -372,12 +372,11 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     with the passwords and keys inside it, whatever its name.
     """
     env = os.environ if environ is None else environ
-    values = {
-        value.strip()
-        for name, value in env.items()
-        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_SECRET_CHARS
-    } | _remembered
-    for value in env.values():
+    values = set(_remembered)
+    # One pass: reading os.environ decodes every entry, and this runs per message.
+    for name, value in env.items():
+        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_SECRET_CHARS:
+            values.add(value.strip())
         if "://" in value or _KEYWORD_FORM.match(value):
             values |= _setting_secrets(value)
     forms: set[str] = set()
