@@ -117,3 +117,11 @@ def test_a_known_secret_inside_a_parameter_name_does_not_unveil_its_value() -> N
     out = redact("http://h/v1?client_secret=hunter2pw&n=1", {}, also=["secret"])
     assert "hunter2pw" not in out, out
     assert "secret" not in out and out.endswith("&n=1")
+
+
+def test_a_dsn_in_any_variable_hides_its_password_wherever_it_is_quoted() -> None:
+    env = {"VERISCRIBE_DB": "postgresql://alice:my pa/ss#word@h/v", "HOME": "/root"}
+    # A driver quotes the password back, or a piece of it cut at the '/'.
+    out = redact('bad port "my pa" then my pa/ss#word and ss#word', env)
+    assert "my pa" not in out and "ss#word" not in out, out
+    assert redact("/root and alice stay", env) == "/root and alice stay"
