@@ -31,6 +31,14 @@ class ConfigError(VeriscribeError):
     """Settings or a model SPEC that cannot work."""
 
 
+class DatabaseUnavailable(ConfigError):
+    """The database cannot be reached, or its setting does not parse.
+
+    Its message names the database (redacted), for the operator; the HTTP API answers
+    only "database unavailable", since the probes are open to anyone.
+    """
+
+
 class ModelFileMissing(ConfigError):
     """The GGUF file for the embedded backend does not exist or is not a GGUF file."""
 

@@ -6,18 +6,26 @@ leaves veriscribe's hands (error lines, the call log, stored run errors, the err
 and its command line, tracebacks, the endpoints a result names) goes through
 :func:`redact`, the one redaction. It hides:
 
-* URL userinfo with a password (``scheme://user:password@``), also percent-encoded;
-* the value of every secret-like parameter, in a query string (``?api-token=...``), a
-  libpq keyword DSN (``password=... host=...``, quoted values too), a JSON-ish
-  ``"api_key": "..."`` pair, or percent-encoded (``%3Fapi_key%3D...``);
-* bearer and basic credentials, OpenAI-style keys, and the token libpq quotes back
-  when a DSN has a bad percent escape;
+* URL userinfo with a password (``scheme://user:password@``), also percent-encoded,
+  whatever the password holds (``/ ? # @``, ``%``, and blanks where no ``/`` follows);
+* the value of every secret-like parameter, in a query string (``?api-token=...``,
+  Azure's ``?code=...``), a libpq keyword DSN (``password=... host=...``, quoted
+  values too), a JSON-ish ``"api_key": "..."`` pair, or percent-encoded
+  (``%3Fapi_key%3D...``);
+* bearer and basic credentials, OpenAI-style keys, and what libpq quotes back from a
+  DSN it cannot parse (a bad percent escape, a bad port, a word missing its ``=``);
 * the values of secret-named environment variables and of keys read from variables
-  named in configuration (:func:`remember_secret`), raw and percent-encoded.
+  named in configuration (:func:`remember_secret`), raw and percent-encoded;
+* the passwords and keys of the databases and servers in use: each setting that names
+  one (a DSN or URL in an option, an environment variable or the configuration) is
+  parsed whole, the way libpq and the HTTP clients read it (:func:`target_secrets`),
+  and its secrets are hidden wherever they appear, in every piece a parser could cut
+  them into.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -41,11 +49,14 @@ _MIN_GIVEN_CHARS = 3
 # (sslpassword, client_secret, apiKey, api-token); short ones only as a whole part
 # between separators (x-api-key, pwd, auth), so that "keyword" or "passage_id" stay.
 # "tokens" is a count (max_tokens), not a token.
-_SECRET_NAME_PARTS = re.compile(
-    r"(?i).*(?:password|passwd|passphrase|secret|api_?key|credential"
-    r"|token(?![a-z])).*"
+_SECRET_NAMES = (
+    r".*(?:password|passwd|passphrase|secret|api_?key|credential|token(?![a-z])).*"
     r"|(?:.*[-_.])?(?:key|pwd|pass|auth|authorization|signature|sig)(?:[-_.].*)?"
 )
+_SECRET_NAME_PARTS = re.compile(_SECRET_NAMES, re.IGNORECASE)
+# In a query string, Azure Functions' ``code`` (and OAuth's) is a key too; elsewhere
+# "code=3" is an exit or status code.
+_QUERY_SECRET_NAME = re.compile(rf"code|{_SECRET_NAMES}", re.IGNORECASE)
 # A parameter's name, taken whole (possessively: no backtracking into it, so a long
 # run of name characters costs one pass) and checked against the words after.
 _NAME = r"(?P<name>[A-Za-z0-9_.\-]{1,100}+)"
@@ -63,6 +74,8 @@ class _Rule:
     """Finds the secret (its group ``secret``), or a parameter's name (``name``)."""
     value: re.Pattern[str] | None = None
     """A parameter's value after ``find``: the secret, when the name is a secret's."""
+    names: re.Pattern[str] = _SECRET_NAME_PARTS
+    """The names whose values are secrets."""
 
 
 # Every pattern below is linear in the text: names and schemes are taken
@@ -72,10 +85,14 @@ _BEARER = _Rule(
     re.compile(r"(?i)\b(?:bearer|basic)\s+(?P<secret>[A-Za-z0-9._~+/=-]{6,})")
 )
 _USERINFO = _Rule(
-    # Credentials in URLs: scheme://user:password@host (the password may hold '@').
+    # Credentials in URLs: scheme://user:password@host. The password is taken to the
+    # last '@' before a blank, whatever it holds ('/ ? # @' break the URL for HTTP
+    # clients, not for the eye); with no '@' before a blank, libpq's way: to the
+    # first '@' before a '/', blanks included. Neither crosses another URL's '//',
+    # so each start reads a stretch no other start reads again.
     re.compile(
         r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://"
-        r"(?P<secret>[^\s/?#@:]*+:[^\s/?#]*)@"
+        r"(?P<secret>[^\s/?#@:]*+:(?:(?:(?!//)\S)*(?=@)|[^/\r\n'\"@]*+(?=@)))"
     )
 )
 _ENCODED_USERINFO = _Rule(
@@ -86,9 +103,18 @@ _ENCODED_USERINFO = _Rule(
     )
 )
 _QUERY_PARAM = _Rule(
-    # A secret parameter in a query string: its value ends at '&', '#' or a quote.
-    re.compile(rf"(?i)(?:[?&;]|(?<=%26)|(?<=%3[Ff])){_NAME}(?:=|%3D)"),
-    re.compile(r"(?:(?!%26)[^\s&#'\"])+"),
+    # A secret parameter in a query string: its value ends at '&' or a quote, and
+    # takes a '#' and a '%26' in (libpq reads "?password=a#b" as "a#b", "a%26b" as
+    # "a&b").
+    re.compile(rf"(?i)[?&;]{_NAME}="),
+    re.compile(r"[^\s&'\"]+"),
+    _QUERY_SECRET_NAME,
+)
+_ENCODED_QUERY_PARAM = _Rule(
+    # The same inside a percent-encoded URL: its value ends at the next '%26'.
+    re.compile(rf"(?i)(?:[?&;]|(?<=%26)|(?<=%3[Ff])){_NAME}%3D"),
+    re.compile(r"(?:(?!%26)[^\s&'\"])+"),
+    _QUERY_SECRET_NAME,
 )
 _KEYWORD_PARAM = _Rule(
     # A secret keyword of a libpq DSN (password=... host=...) or of any other
@@ -101,9 +127,16 @@ _QUOTED_PAIR = _Rule(
     re.compile(rf"(?P<q>[\"']){_NAME}(?P=q)\s*:\s*"),
     re.compile(_QUOTED),
 )
-_BAD_ESCAPE = _Rule(
-    # libpq quotes a DSN part with a bad percent escape back whole: the password.
-    re.compile(r"(?i)percent-encoded (?:token|value): (?P<secret>\"[^\"]*\")")
+_LIBPQ_QUOTE = _Rule(
+    # What libpq quotes back from a DSN it cannot parse may be a password or a piece
+    # of one: a part with a bad percent escape or a blank, the port it read out of
+    # "u:pa/ss@", the word after "password=my" that lacks its '=', the whole URI.
+    re.compile(
+        r"(?i)(?:(?:percent-encoded (?:token|value)|in URI query parameter"
+        r"|in URI(?: \(expected \":\" or \"/\"\))?):"
+        r"|missing \"=\" after|invalid integer value|unexpected spaces found in)"
+        r" (?P<secret>\"[^\"\n]*\")"
+    )
 )
 _OPENAI_KEY = _Rule(
     # OpenAI-style keys, even when they did not come from this environment.
@@ -114,9 +147,10 @@ _RULES = (
     _USERINFO,
     _ENCODED_USERINFO,
     _QUERY_PARAM,
+    _ENCODED_QUERY_PARAM,
     _KEYWORD_PARAM,
     _QUOTED_PAIR,
-    _BAD_ESCAPE,
+    _LIBPQ_QUOTE,
     _OPENAI_KEY,
 )
 # Keys read from variables named in configuration (an endpoint's ``api_key_env``)
@@ -130,14 +164,15 @@ def remember_secret(value: str) -> None:
         _remembered.add(value.strip())
 
 
-def remember_secrets_in(text: str) -> None:
+def remember_secrets_in(target: str) -> None:
     """Redact the passwords and keys that a URL or DSN carries from every later text.
 
     A library may quote them back in a form no pattern knows (decoded, or cut out of
-    the URL), so their values are hidden wherever they appear.
+    the URL), so their values are hidden wherever they appear. ``target`` is one
+    setting, read whole (see :func:`target_secrets`).
     """
-    for value in secrets_in(text):
-        remember_secret(value)
+    # Known to be passwords: hidden even when short.
+    _remembered.update(_setting_secrets(target))
 
 
 def secrets_in(text: str) -> list[str]:
@@ -157,19 +192,193 @@ def secrets_in(text: str) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+# ---------------------------------------------------------------- one whole setting
+
+_SCHEME = re.compile(r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://")
+# A value in libpq's keyword form starts with "name =".
+_KEYWORD_FORM = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
+# Where a URL parser may cut a password that holds one of these: libpq ends the
+# userinfo at its first '@' (or sees none before a '/'), HTTP clients end the
+# authority at '/ ? #' and the userinfo at its last '@', a query ends at '&'.
+_CUTS = re.compile(r"[/?#@&:]")
+_MAX_CUT_CHARS = 256
+
+
+def target_secrets(target: str) -> list[str]:
+    """Return the secrets of one DSN or URL, read whole as libpq and HTTP clients do.
+
+    ``target`` is one setting (``--db``, ``--base-url``, an environment variable, a
+    command-line argument): unlike a message, it is all one value, so a password may
+    hold any character, blanks included. Each password comes in every form a parser
+    may quote it back in: as written, percent-decoded, and cut at each of the
+    characters where libpq or an HTTP client ends it.
+    """
+    found: set[str] = set()
+    for begin, end in _target_spans(target):
+        found |= _readings(target[begin:end])
+    return sorted(found - {""}, key=len, reverse=True)
+
+
+def redact_target(target: str) -> str:
+    """Return one DSN or URL fit to show: its secrets hidden, read whole.
+
+    Args:
+        target: One setting or command-line argument, not a message (see
+            :func:`target_secrets`).
+    """
+    parts: list[str] = []
+    done = 0
+    for begin, end in _merged(_target_spans(target)):
+        parts += [target[done:begin], _hidden(target[begin:end])]
+        done = end
+    return redact("".join(parts) + target[done:], also=target_secrets(target))
+
+
+def redact_command(argv: Iterable[str]) -> str:
+    """Return a command line fit to log: each argument read whole."""
+    shown = []
+    for arg in argv:
+        # "--db=postgresql://...": the value after the option's name is the setting.
+        name, equals, value = arg.partition("=")
+        if arg.startswith("--") and equals and " " not in name:
+            shown.append(f"{name}={redact_target(value)}")
+        else:
+            shown.append(redact_target(arg))
+    return " ".join(shown)
+
+
+@functools.lru_cache(maxsize=256)
+def _setting_secrets(target: str) -> frozenset[str]:
+    """Return the secrets of one setting worth hiding (read once per value)."""
+    return frozenset(
+        value.strip()
+        for value in {*secrets_in(target), *target_secrets(target)}
+        if len(value.strip()) >= _MIN_GIVEN_CHARS
+    )
+
+
+def _readings(secret: str) -> set[str]:
+    """Return a secret as written, decoded, and in every piece a parser may cut."""
+    raw = _unquoted(secret) if secret[:1] == "'" else secret
+    # libpq reads a backslash in a keyword value as escaping the next character.
+    pieces = {secret, raw, re.sub(r"\\(.)", r"\1", raw)}
+    # A password is short: a longer span (hostile, or a whole URL read as one) is
+    # hidden as it stands, not in a piece for every character.
+    if len(raw) <= _MAX_CUT_CHARS:
+        for cut in _CUTS.finditer(raw):
+            pieces |= {raw[: cut.start()], raw[cut.end() :]}
+    return {form for piece in pieces for form in (piece, unquote(piece))}
+
+
+def _target_spans(target: str) -> list[tuple[int, int]]:
+    """Return where one setting's secrets are: URL passwords, secret parameters."""
+    if _KEYWORD_FORM.match(target) and not _SCHEME.search(target):
+        return _keyword_spans(target)
+    return _url_spans(target)
+
+
+def _url_spans(target: str) -> list[tuple[int, int]]:
+    """Return the URL passwords and secret query values of one setting."""
+    spans: list[tuple[int, int]] = []
+    # The widest reading of all: the userinfo runs to the value's last '@' (libpq
+    # stops at the first, HTTP clients at the last before a '/ ? #'; both are
+    # inside this one). Found once, so that many URLs in one value stay linear.
+    last_at = target.rfind("@")
+    query_from = 0
+    for scheme in _SCHEME.finditer(target):
+        if scheme.end() > last_at:
+            break
+        query_from = last_at + 1
+        colon = target.find(":", scheme.end(), last_at)
+        if colon >= 0:
+            # Every later URL's userinfo lies inside this one.
+            spans.append((colon + 1, last_at))
+            break
+    question = target.find("?", query_from)
+    if question >= 0:
+        spans += _query_spans(target, question + 1)
+    return spans
+
+
+def _query_spans(target: str, at: int) -> list[tuple[int, int]]:
+    """Return the secret values of a query string that starts at ``at``."""
+    spans: list[tuple[int, int]] = []
+    secret = False  # the parameter before was a secret
+    for param in re.finditer(r"[^&]+", target[at:]):
+        begin, end = at + param.start(), at + param.end()
+        name, equals, _ = param.group().partition("=")
+        if equals:
+            secret = bool(_QUERY_SECRET_NAME.fullmatch(unquote(name).strip()))
+            if secret:
+                spans.append((begin + len(name) + 1, end))
+        elif secret:
+            # "?password=a&b": libpq refuses the "b" and quotes it back, but it
+            # is the rest of the password.
+            spans.append((begin, end))
+    return spans
+
+
+def _keyword_spans(target: str) -> list[tuple[int, int]]:
+    """Return the secret values of a libpq keyword DSN, parsed as libpq parses it.
+
+    A name, blanks, '=', blanks, then a value: single-quoted, or up to the next
+    blank, a backslash escaping the character after it in both. A word without its
+    '=' after a secret's value (an unquoted blank in the password) is more of it.
+    """
+    spans: list[tuple[int, int]] = []
+    size = len(target)
+    at = 0
+    secret = False
+    while at < size:
+        if target[at].isspace():
+            at += 1
+            continue
+        name_at = at
+        while at < size and target[at] != "=" and not target[at].isspace():
+            at += 1
+        name = target[name_at:at]
+        while at < size and target[at].isspace():
+            at += 1
+        if at >= size or target[at] != "=":
+            if secret:
+                spans.append((name_at, name_at + len(name)))
+            continue
+        at += 1
+        while at < size and target[at].isspace():
+            at += 1
+        value_at = at
+        quoted = at < size and target[at] == "'"
+        if quoted:
+            at += 1
+        while at < size and not (target[at] == "'" if quoted else target[at].isspace()):
+            at += 2 if target[at] == "\\" else 1
+        if quoted:
+            at = min(at + 1, size)  # the closing quote (libpq refuses a DSN without)
+        secret = bool(_SECRET_NAME_PARTS.fullmatch(name))
+        if secret:
+            spans.append((value_at, at))
+    return spans
+
+
 def _forms(value: str) -> set[str]:
     """Return a secret as written and as it would appear percent-encoded in a URL."""
     return {value, quote(value, safe=""), quote(value, safe="/:")}
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Return the secret-looking environment values and remembered keys, longest first."""
+    """Return the secret-looking environment values and remembered keys, longest first.
+
+    A variable that holds a DSN or URL (``VERISCRIBE_DB``, ``OPENAI_BASE_URL``) counts
+    with the passwords and keys inside it, whatever its name.
+    """
     env = os.environ if environ is None else environ
-    values = {
-        value.strip()
-        for name, value in env.items()
-        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_SECRET_CHARS
-    } | _remembered
+    values = set(_remembered)
+    # One pass: reading os.environ decodes every entry, and this runs per message.
+    for name, value in env.items():
+        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_SECRET_CHARS:
+            values.add(value.strip())
+        if "://" in value or _KEYWORD_FORM.match(value):
+            values |= _setting_secrets(value)
     forms: set[str] = set()
     for value in values:
         forms |= _forms(value)
@@ -193,7 +402,7 @@ def _secret_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
         if rule.value is None:
             yield match.span("secret")
             at = max(match.end(), match.start() + 1)
-        elif not _SECRET_NAME_PARTS.fullmatch(match.group("name")):
+        elif not rule.names.fullmatch(match.group("name")):
             at = match.end("name")
         elif (value := rule.value.match(text, match.end())) is not None:
             yield value.span()

@@ -23,6 +23,7 @@ from veriscribe.options import AbstractOptions
 from veriscribe.serve import ServeConfig, check_bind, create_app
 from veriscribe.serve.guard import TOKEN_ENV
 from veriscribe.settings import LLMSettings, Settings
+from veriscribe.store.connect import open_database
 
 TOKEN = "a-long-enough-test-token-0123"
 QUESTION = "How is hypertension diagnosed?"
@@ -154,8 +155,23 @@ async def test_readyz_is_503_when_the_database_does_not_answer(
     async with client_of(app) as http:
         body = assert_problem(await http.get("/readyz"), 503)
         assert (await http.get("/healthz")).status_code == 200
-    assert "does not answer" in body["detail"]
-    assert "pw-not-to-show" not in body["detail"]
+    # The probe is open to anyone: it names neither the database nor its server.
+    assert body["detail"] == "database unavailable"
+
+
+async def test_a_database_from_a_newer_version_is_unavailable_and_not_named(
+    tmp_path: Path, default_db: str
+) -> None:
+    async with await open_database(default_db) as store:
+        await store.execute(
+            "INSERT INTO schema_migrations VALUES ('9999_from_the_future', 0)"
+        )
+    app = make_app(tmp_path)
+    async with client_of(app) as http:
+        for response in (await http.get("/readyz"), await http.get("/v1/corpora")):
+            body = assert_problem(response, 503)
+            assert body["detail"] == "database unavailable"
+            assert Path(default_db).name not in response.text
 
 
 # ------------------------------------------------------------------------- corpora

@@ -31,7 +31,7 @@ from veriscribe.cli import terminal
 from veriscribe.cli.render.shared import error_line
 from veriscribe.cli.terminal import sanitize
 from veriscribe.errors import VeriscribeError
-from veriscribe.redaction import redact
+from veriscribe.redaction import redact, redact_command, remember_secrets_in
 from veriscribe.settings import Settings, default_data_dir
 from veriscribe.store.db import is_dsn, sqlite_path
 
@@ -164,9 +164,11 @@ def configure_logging(*, debug: bool, db: str | Path | None = None) -> Path:
 def _write_traceback(path: Path, exc: BaseException) -> Path:
     """Append the bug's traceback to the error log; return where it went."""
     text = "".join(traceback.format_exception(exc))
+    # Each argument is read whole: a --db or --base-url password may hold blanks.
+    command = redact_command(["veriscribe", *sys.argv[1:]])
     entry = redact(
         f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} unexpected error in "
-        f"`{' '.join(['veriscribe', *sys.argv[1:]])}`\n{text}\n"
+        f"`{command}`\n{text}\n"
     )
     try:
         return _append(path, entry)
@@ -201,12 +203,27 @@ def report_bug(exc: BaseException, *, debug: bool) -> NoReturn:
     )
 
 
+def remember_arguments(argv: list[str]) -> None:
+    """Hide the passwords and keys of the command's DSNs and URLs from all it prints.
+
+    Each is read whole, before anything can quote it (a driver's error, a traceback),
+    so that its password is hidden in whatever form or piece it comes back.
+    """
+    for arg in argv:
+        name, equals, value = arg.partition("=")
+        value = value if arg.startswith("--") and equals else arg
+        # Only settings: a question's words ("key=mortality") stay as they are.
+        if "://" in value or is_dsn(value):
+            remember_secrets_in(value)
+
+
 class GuardedGroup(TyperGroup):
     """The root command: however a command fails, it ends in one line and an exit code."""
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command; turn every failure into one line on stderr."""
         debug = bool(ctx.params.get("debug"))
+        remember_arguments(sys.argv[1:])
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):

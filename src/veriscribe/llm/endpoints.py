@@ -16,6 +16,7 @@ database and every message name the variable, never its value.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veriscribe.errors import ConfigError, first_problem
 from veriscribe.llm.spec import ModelSpec
-from veriscribe.redaction import remember_secret
+from veriscribe.redaction import redact_target, remember_secret, remember_secrets_in
 from veriscribe.settings import Settings
 
 Kind = Literal["openai", "ollama"]
@@ -84,8 +85,49 @@ def public_url(url: str) -> str:
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    try:
+        port = parts.port
+    except ValueError:  # no URL an HTTP client takes (see checked_url)
+        return redact_target(url)
+    netloc = host if port is None else f"{host}:{port}"
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def checked_url(url: str, source: str) -> str:
+    """Return a server URL as given, once HTTP clients are sure to read it so.
+
+    A password that holds ``/ ? #``, not percent-encoded, ends the URL's host part
+    early for an HTTP client: it would call another host, or fail deep inside with
+    a piece of the password in its message.
+
+    Args:
+        url: The URL, scheme included.
+        source: Where it was given (``--base-url``, ``OPENAI_BASE_URL``, ...).
+
+    Raises:
+        ConfigError: The URL names no host, has a bad port, or a password HTTP
+            clients would cut.
+    """
+    # Whatever happens next, its password is hidden in every piece.
+    remember_secrets_in(url)
+    if "://" not in url:
+        return url  # no authority to cut: the client says what it misses
+    parts = urlsplit(url.strip())
+    shown = redact_target(url)
+    rest = url.partition("://")[2]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in rest[len(authority) :]:
+        raise ConfigError(
+            f"bad server URL {shown} ({source}): a password holding / ? or # must "
+            "be percent-encoded (%2F %3F %23)"
+        )
+    try:
+        parts.port  # noqa: B018 - it is read to be checked
+    except ValueError:
+        raise ConfigError(f"bad server URL {shown} ({source}): bad port") from None
+    if not parts.hostname:
+        raise ConfigError(f"bad server URL {shown} ({source}): it names no host")
+    return url
 
 
 def normalise_url(url: str, kind: Kind) -> str:
@@ -93,9 +135,7 @@ def normalise_url(url: str, kind: Kind) -> str:
     url = url.strip().rstrip("/")
     if "://" not in url:
         url = f"http://{url}"
-    parts = urlsplit(url)
-    if not parts.hostname:
-        raise ConfigError(f"bad endpoint URL {public_url(url)!r}: it names no host")
+    parts = urlsplit(checked_url(url, "endpoint"))
     if kind == "ollama" and parts.port is None and not parts.path:
         url = f"{url}:11434"
     return url

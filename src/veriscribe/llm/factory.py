@@ -16,7 +16,7 @@ from veriscribe.llm.bundled import (
     shipped_size,
 )
 from veriscribe.llm.client import LLM
-from veriscribe.llm.endpoints import Endpoint, resolve_endpoints
+from veriscribe.llm.endpoints import Endpoint, checked_url, resolve_endpoints
 from veriscribe.llm.pool import EndpointPool, Member
 from veriscribe.llm.spec import ModelSpec, parse_spec
 from veriscribe.redaction import redact, remember_secrets_in
@@ -215,7 +215,7 @@ def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
 
 def _ollama_llm(spec: ModelSpec, cfg: LLMSettings, store: Store | None) -> LLM:
     """Return an LLM on the Ollama server of ``OLLAMA_HOST`` (or the default)."""
-    host = ollama_host()
+    host = checked_url(ollama_host(), "OLLAMA_HOST")
     return LLM(
         spec=spec,
         chat=ollama_chat(spec.name, host, cfg),
@@ -238,6 +238,9 @@ def _openai_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM
             "openai backend needs OPENAI_API_KEY, or a server URL from --base-url or "
             "OPENAI_BASE_URL"
         )
+    if base_url is not None:
+        source = "--base-url" if settings.base_url else "OPENAI_BASE_URL"
+        checked_url(base_url, source)
     return LLM(
         spec=spec,
         chat=openai_chat(spec.name, base_url, settings.llm, api_key),

@@ -546,9 +546,14 @@ def _add_probes(app: FastAPI, server: Server) -> None:
             async with asyncio.timeout(10), service.open_store(settings) as store:
                 await store.fetchone("SELECT 1")
         except Exception as exc:  # whatever the driver raised: not ready
+            # The probe is open to anyone: the database's name, host and port, and
+            # what the driver said, go to the server's log alone (redacted there).
             reason = exc.user_message if isinstance(exc, VeriscribeError) else str(exc)
-            detail = f"the database does not answer: {reason or type(exc).__name__}"
-            return problems.respond(problems.problem(503, detail, kind="not-ready"))
+            log.warning("not ready: %s", reason or type(exc).__name__)
+            body = problems.problem(
+                503, problems.DATABASE_UNAVAILABLE, kind="not-ready"
+            )
+            return problems.respond(body)
         return Readiness(database="ok", model=str(spec))
 
 

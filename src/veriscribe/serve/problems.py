@@ -21,6 +21,7 @@ from veriscribe.errors import (
     BackendUnavailable,
     ConfigError,
     ContextOverflow,
+    DatabaseUnavailable,
     InputError,
     NotFound,
     StructuredOutputError,
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 PROBLEM_TYPE = "application/problem+json"
 RETRY_BACKEND_S = 30
+DATABASE_UNAVAILABLE = "database unavailable"
+"""All a client is told of a database that fails: the server's log holds the rest."""
 
 
 class Problem(BaseModel):
@@ -110,6 +113,12 @@ def _veriscribe_problem(exc: VeriscribeError) -> tuple[Problem, dict[str, str]]:
     if isinstance(exc, BackendUnavailable):
         body = problem(503, message, kind="backend-unavailable")
         return body, {"Retry-After": str(RETRY_BACKEND_S)}
+    if isinstance(exc, DatabaseUnavailable):
+        # Its message names the server, port and database: for the operator only.
+        log.warning("%s", message)
+        return problem(503, DATABASE_UNAVAILABLE, kind="database-unavailable"), {
+            "Retry-After": str(RETRY_BACKEND_S)
+        }
     if isinstance(exc, ConfigError):
         # The model and the database are the server's own: nothing the client can fix.
         return problem(503, message, kind="server-config"), {}

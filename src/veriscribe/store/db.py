@@ -73,8 +73,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from veriscribe.errors import ConfigError
-from veriscribe.redaction import redact
+from veriscribe.errors import DatabaseUnavailable
+from veriscribe.redaction import redact_target
 from veriscribe.store.dialect import Dialect
 from veriscribe.store.migrations import MIGRATIONS, Migration
 
@@ -113,8 +113,11 @@ def is_dsn(target: str | Path) -> bool:
 
 
 def shown_target(target: str | Path) -> str:
-    """Return a database setting fit to print: a DSN's password and keys are hidden."""
-    return redact(str(target))
+    """Return a database setting fit to print: a DSN's password and keys are hidden.
+
+    The setting is read whole, so its password is hidden whatever it holds.
+    """
+    return redact_target(str(target))
 
 
 def sqlite_path(target: str | Path) -> Path:
@@ -229,7 +232,7 @@ class Store(abc.ABC):
             }
             unknown = sorted(done - {m.name for m in MIGRATIONS})
             if unknown:
-                raise ConfigError(
+                raise DatabaseUnavailable(
                     f"the database {shown_target(self.target)} was written by a newer "
                     f"veriscribe (schema {', '.join(unknown)}); upgrade veriscribe or "
                     "set VERISCRIBE_DB to another database"

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 
-from veriscribe.errors import ConfigError
-from veriscribe.redaction import redact, remember_secrets_in, secrets_in
+from veriscribe.errors import DatabaseUnavailable
+from veriscribe.redaction import redact, remember_secrets_in, target_secrets
 from veriscribe.store.db import Params, Row, Store, Tx, shown_target
 from veriscribe.store.dialect import POSTGRES
 
@@ -71,7 +71,7 @@ class PgTx:
             return cur.rowcount
 
 
-def unreachable(dsn: str, exc: Exception) -> ConfigError:
+def unreachable(dsn: str, exc: Exception) -> DatabaseUnavailable:
     """Return why the database cannot be reached, in one line that holds no secret.
 
     Every psycopg error counts, not only a failed connection: a DSN that does not
@@ -79,10 +79,10 @@ def unreachable(dsn: str, exc: Exception) -> ConfigError:
     """
     # libpq's message spans lines (the failure, then hints): one line is shown.
     detail = " ".join(str(exc).split()) or type(exc).__name__
-    return ConfigError(
+    return DatabaseUnavailable(
         redact(
             f"cannot reach the database {shown_target(dsn)}: {detail}",
-            also=secrets_in(dsn),
+            also=target_secrets(dsn),
         )
     )
 
