@@ -18,6 +18,7 @@ from veriscribe.documents.articles import (
     expand_input,
     read_articles,
 )
+from veriscribe.documents.sandbox import ReadLimits
 from veriscribe.errors import InputError
 from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
@@ -99,7 +100,13 @@ async def register_inputs(
         Whether every input was read (False: a stop request cut reading short).
     """
     registration = _Registration(
-        store, run_id, model, options, chunk=first_chunk, on_flush=on_flush
+        store,
+        run_id,
+        model,
+        options,
+        chunk=first_chunk,
+        on_flush=on_flush,
+        limits=ReadLimits.from_settings(),
     )
     failed = registration.failed
     # Reading runs in threads: a slow walk or parse never keeps the event loop
@@ -135,6 +142,7 @@ class _Registration:
     options: AbstractOptions
     chunk: int = REGISTER_CHUNK  # items read before the next flush
     on_flush: OnFlush | None = None
+    limits: ReadLimits | None = None  # of reading one file (None: the settings')
     seq: int = 0
     seen: set[str] = field(default_factory=set)
     items: list[NewItem] = field(default_factory=list)
@@ -196,7 +204,7 @@ class _Registration:
         self, path: Path, max_bytes: int | None, should_stop: Callable[[], bool]
     ) -> None:
         """Read one file's articles; an unreadable file becomes a failed item."""
-        reader = _articles_of(path, max_bytes)
+        reader = _articles_of(path, max_bytes, self.limits)
         while True:
             try:
                 # No more than the chunk still wants: the first one is stored, and
@@ -226,9 +234,11 @@ class _Registration:
                 break
 
 
-def _articles_of(path: Path, max_bytes: int | None) -> Iterator[Article | ReadFailure]:
+def _articles_of(
+    path: Path, max_bytes: int | None, limits: ReadLimits | None = None
+) -> Iterator[Article | ReadFailure]:
     """Yield a file's articles; whatever goes wrong, only once iteration starts."""
-    yield from read_articles(path, max_bytes=max_bytes)
+    yield from read_articles(path, max_bytes=max_bytes, limits=limits)
 
 
 def _take(items: Iterator[T], n: int) -> list[T]:
