@@ -1,0 +1,139 @@
+"""Reading under limits: every crafted PDF class ends fast in one line, and the reader
+process holds any reader to its time budget and memory cap."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from crafted_pdfs import PDF_CLASSES, REFUSED, good
+from veriscribe.documents.articles import Article, read_articles
+from veriscribe.documents.guidelines import read_guideline_path
+from veriscribe.documents.pdf import read_pdf
+from veriscribe.documents.sandbox import ReadLimits, run_limited
+from veriscribe.errors import InputError
+
+LIMITS = ReadLimits(timeout_s=30, memory_mb=1024)
+FAST_S = 10.0  # each class ends well inside this (most in under a second)
+
+
+@pytest.mark.parametrize("name", sorted(PDF_CLASSES))
+def test_each_crafted_pdf_is_read_or_refused_fast_in_one_line(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / f"{name}.pdf"
+    path.write_bytes(PDF_CLASSES[name]())
+    started = time.monotonic()
+    try:
+        (doc,) = read_guideline_path(path, limits=LIMITS)
+    except InputError as exc:
+        message = str(exc)
+        assert REFUSED[name] is not None, message
+        assert REFUSED[name] in message
+        assert "\n" not in message and str(path) in message
+        # The reader itself refused it: the process limits are only the backstop.
+        assert "VERISCRIBE_READ_" not in message
+    else:
+        assert REFUSED[name] is None, f"{name} was read"
+        assert doc.sections
+    assert time.monotonic() - started < FAST_S
+
+
+def test_a_bad_checksum_keeps_the_text_in_one_pass() -> None:
+    from crafted_pdfs import bad_checksum
+
+    started = time.monotonic()
+    read = read_pdf(bad_checksum(), "bad.pdf")
+    assert read.blocks[0].text == "Text before the padding."
+    assert time.monotonic() - started < 5
+
+
+def test_a_blank_image_is_read_in_place_quickly() -> None:
+    from crafted_pdfs import blank_image
+
+    started = time.monotonic()
+    read = read_pdf(blank_image(), "image.pdf")
+    assert [b.text for b in read.blocks] == ["Text over an image."]
+    assert time.monotonic() - started < 5
+
+
+def test_good_files_beside_bad_ones_are_read(tmp_path: Path) -> None:
+    for name, build in PDF_CLASSES.items():
+        (tmp_path / f"{name}.pdf").write_bytes(build())
+    (tmp_path / "fine.pdf").write_bytes(good("The good file."))
+    failed: dict[str, str] = {}
+    docs = read_guideline_path(
+        tmp_path,
+        on_error=lambda path, exc: failed.update({path.stem: str(exc)}),
+        limits=LIMITS,
+    )
+    read = {doc.doc_id for doc in docs}
+    assert "fine" in read
+    assert set(failed) == {n for n, why in REFUSED.items() if why is not None}
+    assert read == {"fine"} | {n for n, why in REFUSED.items() if why is None}
+
+
+# ------------------------------------------------------------ the reader process
+
+
+def test_a_reader_over_the_time_budget_is_stopped_in_one_line() -> None:
+    started = time.monotonic()
+    with pytest.raises(InputError) as caught:
+        run_limited("slow.pdf", time.sleep, 60, limits=ReadLimits(timeout_s=0.5))
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert message.startswith("slow.pdf: ") and "\n" not in message
+    assert "0.5 s limit per file" in message and "VERISCRIBE_READ_TIMEOUT_S" in message
+
+
+def test_a_reader_over_the_memory_cap_is_refused_in_one_line() -> None:
+    with pytest.raises(InputError) as caught:
+        run_limited("big.pdf", bytearray, 1 << 30, limits=ReadLimits(memory_mb=512))
+    message = str(caught.value)
+    assert message.startswith("big.pdf: ") and "\n" not in message
+    assert "512 MiB memory limit" in message and "VERISCRIBE_READ_MEMORY_MB" in message
+    # A smaller size fits under the cap.
+    small = run_limited("big.pdf", bytearray, 1 << 24, limits=ReadLimits(memory_mb=512))
+    assert len(small) == 1 << 24
+
+
+def test_a_reader_that_dies_is_one_line_and_the_next_file_is_read() -> None:
+    with pytest.raises(InputError, match=r"^dead\.pdf: the reader stopped \(exit"):
+        run_limited("dead.pdf", os._exit, 3, limits=LIMITS)
+    assert run_limited("next.pdf", sum, [1, 2], limits=LIMITS) == 3
+
+
+def test_a_reader_process_is_kept_between_files() -> None:
+    first = run_limited("a", os.getpid, limits=LIMITS)
+    assert run_limited("b", os.getpid, limits=LIMITS) == first != os.getpid()
+    # One that ran over is replaced.
+    with pytest.raises(InputError):
+        run_limited("slow", time.sleep, 60, limits=ReadLimits(timeout_s=0.2))
+    assert run_limited("c", os.getpid, limits=LIMITS) != first
+
+
+def test_a_readers_own_error_comes_back_as_itself(tmp_path: Path) -> None:
+    missing = tmp_path / "gone.xml"
+    with pytest.raises(InputError, match="gone.xml: cannot read the file"):
+        list(read_articles(missing, limits=LIMITS))
+    with pytest.raises(ZeroDivisionError) as caught:
+        run_limited("x", divmod, 1, 0, limits=LIMITS)
+    assert "in the reader process" in "".join(caught.value.__notes__)
+
+
+def test_a_relative_path_is_read_from_the_callers_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "here.md").write_text("# A title\n\nSome body text here.\n")
+    monkeypatch.chdir(tmp_path)
+    (article,) = read_articles(Path("here.md"), limits=LIMITS)
+    assert isinstance(article, Article) and article.source == "here.md"
+
+
+def test_limits_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERISCRIBE_READ_TIMEOUT_S", "7.5")
+    monkeypatch.setenv("VERISCRIBE_READ_MEMORY_MB", "900")
+    assert ReadLimits.from_settings() == ReadLimits(timeout_s=7.5, memory_mb=900)
