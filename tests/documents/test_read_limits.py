@@ -137,3 +137,16 @@ def test_limits_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERISCRIBE_READ_TIMEOUT_S", "7.5")
     monkeypatch.setenv("VERISCRIBE_READ_MEMORY_MB", "900")
     assert ReadLimits.from_settings() == ReadLimits(timeout_s=7.5, memory_mb=900)
+
+
+def test_a_pdf_that_needs_more_memory_than_the_cap_says_so(tmp_path: Path) -> None:
+    # 150 MB of zeros inflate within the stream budget, and pdfminer needs several
+    # times that to read them: over a 256 MiB cap.
+    from crafted_pdfs import bomb
+
+    path = tmp_path / "large.pdf"
+    path.write_bytes(bomb(inflated=150 << 20))
+    with pytest.raises(InputError) as caught:
+        read_guideline_path(path, limits=ReadLimits(memory_mb=256))
+    message = str(caught.value)
+    assert "256 MiB memory limit" in message and "\n" not in message

@@ -359,13 +359,13 @@ def _parse(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, float]
             f"{path}: the PDF is encrypted and needs a password ({type(exc).__name__}); "
             "save an unprotected copy"
         ) from None
-    except InputError:
-        raise
+    except (InputError, MemoryError):
+        raise  # out of memory: the reader process says so, with its limit
     except Exception as exc:  # pdfminer raises many kinds on broken files
         raise InputError(_broken(path, truncated, exc)) from None
     try:
         count = resolve1(resolve1(document.catalog.get("Pages")).get("Count", 0))
-    except InputError:
+    except (InputError, MemoryError):
         raise
     except Exception:  # a missing or odd page tree: counted while reading below
         count = 0
@@ -389,7 +389,7 @@ def _parse(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, float]
             layout = device.get_result()
             heights.append(float(layout.height))
             pages.append(page_lines(_glyphs(layout), number))
-    except InputError:
+    except (InputError, MemoryError):
         raise
     except RecursionError:
         raise InputError(
