@@ -150,3 +150,30 @@ def test_a_pdf_that_needs_more_memory_than_the_cap_says_so(tmp_path: Path) -> No
         read_guideline_path(path, limits=ReadLimits(memory_mb=256))
     message = str(caught.value)
     assert "256 MiB memory limit" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("suffix", [".xml", ".html", ".md", ".txt", ".pdf"])
+def test_every_kind_of_file_is_read_under_the_limits(
+    tmp_path: Path, suffix: str
+) -> None:
+    # No reader reads 5,000 paragraphs within a millisecond: each kind is refused,
+    # as articles and as guidelines, so each is read in the reader process.
+    path = tmp_path / f"doc{suffix}"
+    words = "Some words of a paragraph about blood pressure at home."
+    if suffix == ".pdf":
+        data = good()
+    elif suffix == ".xml":
+        body = f"<p>{words}</p>" * 5000
+        data = f"<article><body><sec><title>T</title>{body}</sec></body></article>".encode()
+    elif suffix == ".html":
+        data = (
+            f"<html><body><h1>T</h1>{f'<p>{words}</p>' * 5000}</body></html>".encode()
+        )
+    else:
+        data = ("# T\n\n" + f"{words}\n\n" * 5000).encode()
+    path.write_bytes(data)
+    instant = ReadLimits(timeout_s=1e-3)
+    with pytest.raises(InputError, match="limit per file"):
+        list(read_articles(path, limits=instant))
+    with pytest.raises(InputError, match="limit per file"):
+        read_guideline_path(path, limits=instant)
