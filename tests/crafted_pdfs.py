@@ -198,6 +198,19 @@ def lzw_bomb(tables: int = 45) -> bytes:
     return one_page(stream(bytes(out), b"/Filter /LZWDecode"))
 
 
+def many_draws(draws: int = 10_001) -> bytes:
+    """A page drawing one small image ``draws`` times, one form inside another."""
+    image = stream(
+        b"\x80",
+        b"/Type /XObject /Subtype /Image /Width 1 /Height 1 "
+        b"/ColorSpace /DeviceGray /BitsPerComponent 8",
+    )
+    content = b" ".join([b"/Im1 Do"] * draws) + b" " + text_content()
+    return one_page(
+        stream(content), resources=b"/XObject << /Im1 6 0 R >>", extra={6: image}
+    )
+
+
 def fax_content() -> bytes:
     """A content stream in CCITT fax encoding, a billion pixels wide."""
     return one_page(
@@ -229,6 +242,8 @@ PDF_CLASSES = {
     "reference-loop": reference_loop,
     "page-tree-loop": page_tree_loop,
     "form-fan-out": form_fan_out,
+    "nested-forms": lambda: form_fan_out(depth=3, fan=5),
+    "many-draws": many_draws,
     "bad-checksum": bad_checksum,
     "lzw-bomb": lzw_bomb,
     "fax-content": fax_content,
@@ -244,6 +259,8 @@ REFUSED = {
     "reference-loop": "refer to each other in a loop",
     "page-tree-loop": None,
     "form-fan-out": "fan-out bomb",
+    "nested-forms": None,
+    "many-draws": "draws over 10,000 forms or images",
     "bad-checksum": None,
     "lzw-bomb": "decompression bomb",
     "blank-image": None,

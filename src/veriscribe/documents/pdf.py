@@ -52,8 +52,11 @@ MAX_RATIO = 100
 """Largest ratio of decompressed stream bytes to file bytes for files past the cap."""
 
 MAX_FORM_DRAWS = 10_000
-"""A page drawing more Form XObjects and images than this (forms that each draw the
-next ten times reach millions) is refused."""
+"""A page drawing more Form XObjects and images than this is refused."""
+
+MAX_NESTED_DRAWS = 1_000
+"""A page whose forms draw more forms and images than this is refused: forms that
+each draw the next ten times reach millions of draws a few levels down."""
 
 MAX_PAGE_GLYPHS = 200_000
 """A page setting more glyphs than this is refused: a dense page sets some 10,000."""
@@ -193,6 +196,8 @@ class _Budget:
         self.limit = max(MAX_INFLATED_BYTES, MAX_RATIO * size)
         self.inflated = 0
         self.forms = 0
+        self.nested = 0
+        self.depth = 0
         self.glyphs = 0
 
     @property
@@ -384,7 +389,7 @@ def _parse(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, float]
             if number > MAX_PAGES:
                 raise InputError(f"{path}: over the {MAX_PAGES:,}-page limit; not read")
             budget = _budget()
-            budget.forms = budget.glyphs = 0
+            budget.forms = budget.nested = budget.depth = budget.glyphs = 0
             interpreter.process_page(page)
             layout = device.get_result()
             heights.append(float(layout.height))
@@ -444,12 +449,23 @@ def _interpreter_class() -> Any:
         def do_Do(self, xobjid_arg: Any) -> None:
             budget = _budget()
             budget.forms += 1
+            budget.nested += budget.depth > 0
+            if budget.nested > MAX_NESTED_DRAWS:
+                raise InputError(
+                    f"{budget.path}: a page's forms draw over {MAX_NESTED_DRAWS:,} "
+                    "more forms or images (forms drawing forms, a fan-out bomb); "
+                    "not read"
+                )
             if budget.forms > MAX_FORM_DRAWS:
                 raise InputError(
                     f"{budget.path}: a page draws over {MAX_FORM_DRAWS:,} forms or "
-                    "images (forms drawing forms, a fan-out bomb?); not read"
+                    "images; not read"
                 )
-            super().do_Do(xobjid_arg)
+            budget.depth += 1
+            try:
+                super().do_Do(xobjid_arg)
+            finally:
+                budget.depth -= 1
 
     _CLASSES["interpreter"] = Interpreter
     return Interpreter
