@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crafted_pdfs import PDF_CLASSES, REFUSED, good
+from pdf_fuzz import malformed_pdf
 from veriscribe.cli.app import app
 
 runner = CliRunner()
@@ -108,3 +109,35 @@ def test_a_file_over_the_time_budget_is_one_line_and_the_next_is_read(
     assert skipped["path"].endswith("article.pdf")
     assert "0.05 s limit per file" in skipped["reason"]
     assert "VERISCRIBE_READ_TIMEOUT_S" in skipped["reason"]
+
+
+FUZZ_SAMPLE = range(0, 1500, 25)  # 60 of the fuzz test's files
+
+
+def test_fuzzed_pdfs_beside_a_good_file_in_corpus_add_and_batch(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for seed in FUZZ_SAMPLE:
+        (folder / f"seed-{seed}.pdf").write_bytes(malformed_pdf(seed))
+    (folder / "good.md").write_text(ARTICLE)
+    added = runner.invoke(
+        app, ["corpus", "add", "f", str(folder), "--model", "sim", "--json"]
+    )
+    assert added.exit_code == 0, added.output
+    report = json.loads(added.stdout)
+    assert "good" in report["added"]
+    assert len(report["added"]) + len(report["skipped"]) == len(FUZZ_SAMPLE) + 1
+    for item in report["skipped"]:
+        assert "\n" not in item["reason"] and "VERISCRIBE_READ_" not in item["reason"]
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(
+        app, ["batch", str(folder), "--out", str(out), "--model", "sim", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert len(lines) == len(FUZZ_SAMPLE) + 1
+    by_name = {Path(line["source"]).name: line for line in lines}
+    assert "abstract" in by_name["good.md"]
+    for line in lines:
+        error = line.get("error") or ""
+        assert "\n" not in error and "VERISCRIBE_READ_" not in error, line

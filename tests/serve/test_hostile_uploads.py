@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 
 from crafted_pdfs import PDF_CLASSES, REFUSED, bomb, form_fan_out, reference_loop
+from pdf_fuzz import malformed_pdf
 from veriscribe.serve import ServeConfig, create_app
 from veriscribe.settings import Settings
 
@@ -42,18 +43,14 @@ async def _health_while(http: httpx.AsyncClient, work: asyncio.Task[object]) -> 
     return slowest
 
 
-async def test_hostile_article_uploads_fail_in_one_line_beside_a_good_one(
-    tmp_path: Path,
-) -> None:
+async def _upload_run(
+    tmp_path: Path, files: list[tuple[str, tuple[str, bytes, str]]]
+) -> tuple[dict[str, object], float]:
+    """Upload articles for a run; return its summary once finished, and the longest
+    stall of /healthz meanwhile."""
     app = create_app(
         ServeConfig(settings=Settings(model="sim"), work_dir=tmp_path / "serve")
     )
-    refused = {f"{n}.pdf": why for n, why in REFUSED.items() if why is not None}
-    files = [("files", ("good.md", ARTICLE, "text/markdown"))]
-    files += [
-        ("files", (name, PDF_CLASSES[name.removesuffix(".pdf")](), "application/pdf"))
-        for name in refused
-    ]
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
@@ -74,7 +71,19 @@ async def test_hostile_article_uploads_fail_in_one_line_beside_a_good_one(
 
         work = asyncio.create_task(finished())
         slowest = await _health_while(http, work)
-        summary = await work
+        return await work, slowest
+
+
+async def test_hostile_article_uploads_fail_in_one_line_beside_a_good_one(
+    tmp_path: Path,
+) -> None:
+    refused = {f"{n}.pdf": why for n, why in REFUSED.items() if why is not None}
+    files = [("files", ("good.md", ARTICLE, "text/markdown"))]
+    files += [
+        ("files", (name, PDF_CLASSES[name.removesuffix(".pdf")](), "application/pdf"))
+        for name in refused
+    ]
+    summary, slowest = await _upload_run(tmp_path, files)
     assert slowest < HEALTH_S
     assert summary["done"] == 1, summary
     failures = summary["failures"]
@@ -115,3 +124,22 @@ async def test_a_hostile_guideline_upload_is_refused_while_healthz_answers(
         added = await http.post("/v1/corpora/g/documents", files=good)
         assert added.status_code == 200, added.text
         assert added.json()["added"] == ["notes"]
+
+
+async def test_fuzzed_article_uploads_fail_in_one_line_beside_a_good_one(
+    tmp_path: Path,
+) -> None:
+    files = [("files", ("good.md", ARTICLE, "text/markdown"))]
+    files += [
+        ("files", (f"seed-{seed}.pdf", malformed_pdf(seed), "application/pdf"))
+        for seed in range(0, 1500, 50)
+    ]
+    summary, slowest = await _upload_run(tmp_path, files)
+    assert slowest < HEALTH_S
+    assert summary["status"] == "finished" and summary["total"] == len(files)
+    failures = summary["failures"]
+    assert isinstance(failures, list)
+    assert "good.md" not in {Path(f["source"]).name for f in failures}
+    for failure in failures:
+        reason = failure["reason"] or ""
+        assert "\n" not in reason and "VERISCRIBE_READ_" not in reason, failure
