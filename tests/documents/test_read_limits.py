@@ -4,6 +4,7 @@ process holds any reader to its time budget and memory cap."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -13,10 +14,17 @@ from crafted_pdfs import PDF_CLASSES, REFUSED, good
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.documents.pdf import read_pdf
-from veriscribe.documents.sandbox import ReadLimits, run_limited
+from veriscribe.documents.sandbox import (
+    READ_STOP,
+    ReadingStopped,
+    ReadLimits,
+    run_limited,
+)
 from veriscribe.errors import InputError
 
 LIMITS = ReadLimits(timeout_s=30, memory_mb=1024)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
+ARTICLE_PDF = (FIXTURES / "plos__journal.pone.0008519-2col.pdf").read_bytes()
 FAST_S = 10.0  # each class ends well inside this (most in under a second)
 
 
@@ -177,3 +185,39 @@ def test_every_kind_of_file_is_read_under_the_limits(
         list(read_articles(path, limits=instant))
     with pytest.raises(InputError, match="limit per file"):
         read_guideline_path(path, limits=instant)
+
+
+def test_a_stop_request_ends_the_wait_and_the_files_after() -> None:
+    stop = threading.Event()
+    token = READ_STOP.set(stop)
+    try:
+        threading.Timer(0.5, stop.set).start()
+        started = time.monotonic()
+        with pytest.raises(ReadingStopped, match="^slow: not read"):
+            run_limited("slow", time.sleep, 30, limits=LIMITS)
+        assert time.monotonic() - started < 5
+        with pytest.raises(ReadingStopped):
+            run_limited("next", sum, [1], limits=LIMITS)
+    finally:
+        READ_STOP.reset(token)
+    assert run_limited("after", sum, [1], limits=LIMITS) == 1
+
+
+async def test_a_cancelled_corpus_add_stops_reading_its_files(tmp_path: Path) -> None:
+    import asyncio
+
+    from veriscribe.service.corpora import add_corpus
+    from veriscribe.settings import Settings
+
+    for number in range(40):  # some 40 s of reading in all
+        (tmp_path / f"article-{number}.pdf").write_bytes(ARTICLE_PDF)
+    adding = asyncio.create_task(add_corpus(Settings(model="sim"), "c", [tmp_path]))
+    await asyncio.sleep(1.0)
+    adding.cancel()
+    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    with pytest.raises(asyncio.CancelledError):
+        await adding
+    # The reading thread ends within a wait slice, not after every file.
+    await loop.shutdown_default_executor()
+    assert time.monotonic() - started < 5

@@ -27,6 +27,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
@@ -35,6 +36,18 @@ from veriscribe.errors import InputError
 from veriscribe.settings import Settings
 
 T = TypeVar("T")
+
+READ_STOP: ContextVar[threading.Event | None] = ContextVar("read_stop", default=None)
+"""Set to an event to stop reading (between files, and while waiting on one) once it
+is set; threads started with ``asyncio.to_thread`` see the caller's event."""
+
+WAIT_SLICE_S = 0.25
+"""How often a caller waiting on a file looks whether it was asked to stop."""
+
+
+class ReadingStopped(Exception):
+    """Reading was stopped at the caller's request (``READ_STOP``)."""
+
 
 DEFAULT_TIMEOUT_S = 60.0
 """Seconds one file may take to read."""
@@ -98,14 +111,16 @@ def run_limited(
             that raises it.
     """
     limits = limits or ReadLimits.from_settings()
+    stop = READ_STOP.get()
+    if stop is not None and stop.is_set():
+        raise ReadingStopped(f"{source}: not read, reading was stopped")
     worker = _take(limits.memory_mb)
     healthy = False
     try:
         try:
             worker.wait_ready()
             worker.send.send((func, args, os.getcwd(), limits.timeout_s))
-            ready = worker.receive.poll(limits.timeout_s)
-            answer = worker.receive.recv() if ready else None
+            answer = _wait(worker, limits.timeout_s, stop, source)
         except (EOFError, OSError):
             raise InputError(f"{source}: {worker.death()}; not read") from None
         if answer is None:
@@ -130,6 +145,26 @@ def run_limited(
             _give_back(worker)
         else:
             worker.stop()
+
+
+def _wait(
+    worker: _Worker, timeout_s: float, stop: threading.Event | None, source: object
+) -> tuple[str, Any] | None:
+    """Return the worker's answer, or None once ``timeout_s`` have passed.
+
+    Raises:
+        ReadingStopped: ``stop`` was set meanwhile.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if worker.receive.poll(min(left, WAIT_SLICE_S) if stop else left):
+            answer: tuple[str, Any] = worker.receive.recv()
+            return answer
+        if stop is not None and stop.is_set():
+            raise ReadingStopped(f"{source}: not read, reading was stopped")
 
 
 class _Worker:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
-from veriscribe.documents.sandbox import ReadLimits
+from veriscribe.documents.sandbox import READ_STOP, ReadLimits
 from veriscribe.errors import InputError, NotFound, VeriscribeError
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
@@ -112,14 +113,23 @@ async def add_corpus(
             on_progress(IngestProgress(stage, done, total, detail))
 
     progress("read", 0, len(paths))
-    # In a thread: a server's event loop goes on answering while files are read.
-    docs = await asyncio.to_thread(
-        read_documents,
-        paths,
-        report.skipped,
-        settings.max_input_bytes,
-        ReadLimits.from_settings(settings),
-    )
+    # In a thread: a server's event loop goes on answering while files are read;
+    # cancelled (Ctrl-C, a client gone), the thread stops at once too.
+    stop = threading.Event()
+    token = READ_STOP.set(stop)
+    try:
+        docs = await asyncio.to_thread(
+            read_documents,
+            paths,
+            report.skipped,
+            settings.max_input_bytes,
+            ReadLimits.from_settings(settings),
+        )
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+    finally:
+        READ_STOP.reset(token)
     progress("read", len(paths), len(paths))
     async with open_store(settings) as store:
         await db.ensure_corpus(store, name)
