@@ -141,3 +141,35 @@ def test_fuzzed_pdfs_beside_a_good_file_in_corpus_add_and_batch(tmp_path: Path) 
     for line in lines:
         error = line.get("error") or ""
         assert "\n" not in error and "VERISCRIBE_READ_" not in error, line
+
+
+def test_a_stopped_batch_stops_reading_a_slow_file(tmp_path: Path) -> None:
+    import asyncio
+
+    from crafted_pdfs import bad_checksum
+    from veriscribe.options import AbstractOptions
+    from veriscribe.service.batch import run_batch
+    from veriscribe.settings import Settings
+
+    # 190 MB of spaces after the text: seconds of parsing, within every limit.
+    slow = tmp_path / "slow.pdf"
+    slow.write_bytes(bad_checksum(inflated=190 << 20))
+
+    async def stopped() -> Any:
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.5, stop.set)
+        return await run_batch(
+            Settings(model="sim"),
+            [str(slow)],
+            tmp_path / "out.jsonl",
+            AbstractOptions(),
+            handle_signals=False,
+            stop=stop,
+        )
+
+    started = time.monotonic()
+    summary = asyncio.run(stopped())
+    assert time.monotonic() - started < 3
+    assert summary.interrupted
+    # Not a failure: the file is read again when the run resumes.
+    assert (tmp_path / "out.jsonl").read_text("utf-8") == ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crafted_pdfs import PDF_CLASSES, REFUSED, good
+from crafted_pdfs import PDF_CLASSES, REFUSED, good, one_page, stream, text_content
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.documents.guidelines import read_guideline_path
 from veriscribe.documents.pdf import read_pdf
@@ -169,7 +169,7 @@ def test_every_kind_of_file_is_read_under_the_limits(
     path = tmp_path / f"doc{suffix}"
     words = "Some words of a paragraph about blood pressure at home."
     if suffix == ".pdf":
-        data = good()
+        data = one_page(stream(b" ".join([text_content(words)] * 2000)))
     elif suffix == ".xml":
         body = f"<p>{words}</p>" * 5000
         data = f"<article><body><sec><title>T</title>{body}</sec></body></article>".encode()
@@ -189,7 +189,7 @@ def test_every_kind_of_file_is_read_under_the_limits(
 
 def test_a_stop_request_ends_the_wait_and_the_files_after() -> None:
     stop = threading.Event()
-    token = READ_STOP.set(stop)
+    token = READ_STOP.set(stop.is_set)
     try:
         threading.Timer(0.5, stop.set).start()
         started = time.monotonic()

@@ -37,9 +37,10 @@ from veriscribe.settings import Settings
 
 T = TypeVar("T")
 
-READ_STOP: ContextVar[threading.Event | None] = ContextVar("read_stop", default=None)
-"""Set to an event to stop reading (between files, and while waiting on one) once it
-is set; threads started with ``asyncio.to_thread`` see the caller's event."""
+READ_STOP: ContextVar[Callable[[], bool] | None] = ContextVar("read_stop", default=None)
+"""Set to a test of whether to stop reading: once it is true, the wait on the file
+being read ends and no other file is read. Threads started with
+``asyncio.to_thread`` see the caller's."""
 
 WAIT_SLICE_S = 0.25
 """How often a caller waiting on a file looks whether it was asked to stop."""
@@ -112,7 +113,7 @@ def run_limited(
     """
     limits = limits or ReadLimits.from_settings()
     stop = READ_STOP.get()
-    if stop is not None and stop.is_set():
+    if stop is not None and stop():
         raise ReadingStopped(f"{source}: not read, reading was stopped")
     worker = _take(limits.memory_mb)
     healthy = False
@@ -148,7 +149,7 @@ def run_limited(
 
 
 def _wait(
-    worker: _Worker, timeout_s: float, stop: threading.Event | None, source: object
+    worker: _Worker, timeout_s: float, stop: Callable[[], bool] | None, source: object
 ) -> tuple[str, Any] | None:
     """Return the worker's answer, or None once ``timeout_s`` have passed.
 
@@ -163,7 +164,7 @@ def _wait(
         if worker.receive.poll(min(left, WAIT_SLICE_S) if stop else left):
             answer: tuple[str, Any] = worker.receive.recv()
             return answer
-        if stop is not None and stop.is_set():
+        if stop is not None and stop():
             raise ReadingStopped(f"{source}: not read, reading was stopped")
 
 

@@ -116,7 +116,7 @@ async def add_corpus(
     # In a thread: a server's event loop goes on answering while files are read;
     # cancelled (Ctrl-C, a client gone), the thread stops at once too.
     stop = threading.Event()
-    token = READ_STOP.set(stop)
+    token = READ_STOP.set(stop.is_set)
     try:
         docs = await asyncio.to_thread(
             read_documents,

@@ -18,7 +18,7 @@ from veriscribe.documents.articles import (
     expand_input,
     read_articles,
 )
-from veriscribe.documents.sandbox import ReadLimits
+from veriscribe.documents.sandbox import READ_STOP, ReadingStopped, ReadLimits
 from veriscribe.errors import InputError
 from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
@@ -108,9 +108,27 @@ async def register_inputs(
         on_flush=on_flush,
         limits=ReadLimits.from_settings(),
     )
-    failed = registration.failed
     # Reading runs in threads: a slow walk or parse never keeps the event loop
-    # from running the Ctrl-C handler, and a stop request ends registration.
+    # from running the Ctrl-C handler, and a stop request ends registration, even
+    # in the middle of a file.
+    token = READ_STOP.set(should_stop)
+    try:
+        await _register_each(registration, inputs, max_input_bytes, should_stop)
+    finally:
+        READ_STOP.reset(token)
+    registered_all = not should_stop()
+    await registration.flush(last=True)
+    return registered_all
+
+
+async def _register_each(
+    registration: _Registration,
+    inputs: Sequence[str],
+    max_input_bytes: int | None,
+    should_stop: Callable[[], bool],
+) -> None:
+    """Read every input's files and register their items, until asked to stop."""
+    failed = registration.failed
     for text in inputs:
         try:
             found = await asyncio.to_thread(expand_input, text, should_stop=should_stop)
@@ -127,9 +145,6 @@ async def register_inputs(
             await registration.read_file(path, max_input_bytes, should_stop)
         if should_stop():
             break
-    registered_all = not should_stop()
-    await registration.flush(last=True)
-    return registered_all
 
 
 @dataclass
@@ -212,6 +227,8 @@ class _Registration:
                 due = self.chunk - len(self.items) - len(self.articles)
                 asked = max(1, min(READ_CHUNK, due))
                 chunk = await asyncio.to_thread(_take, reader, asked)
+            except ReadingStopped:
+                break  # not a failure: the file is read again when the run resumes
             except InputError as exc:
                 self.failed(str(path), None, exc.user_message)
                 break
