@@ -165,6 +165,19 @@ class Settings(BaseSettings):
         description="Largest article or guideline file (or JSON-lines record) read "
         "for the model; a larger one is refused before it costs any model call.",
     )
+    read_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds one article or guideline file may take to read; a file "
+        "that takes longer is stopped and refused (a broken or hostile file), and "
+        "the others are read.",
+    )
+    read_memory_mb: int = Field(
+        2048,
+        ge=256,
+        description="Memory (address space, MiB) of the process reading one file; a "
+        "file that needs more is refused, and the others are read.",
+    )
     cpu_workers: int | None = Field(
         None,
         ge=0,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from crafted_pdfs import one_page, stream
 from veriscribe.documents import pdf
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.documents.guidelines import read_guideline_path
@@ -238,19 +239,16 @@ def test_page_count_bomb(tmp_path: Path) -> None:
     _one_line_error(path, "page limit")
 
 
-def test_decompression_bomb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_decompression_bomb(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pdf, "MAX_INFLATED_BYTES", 1_000_000)
     monkeypatch.setattr(pdf, "MAX_RATIO", 100)
-    bomb = zlib.compress(b"\0" * 20_000_000, 9)
-    data = _minimal_pdf(["Text."]).replace(
-        b"%%EOF",
-        b"9 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(bomb)
-        + bomb
-        + b"\nendstream\nendobj\n%%EOF",
+    # Read in place (the patched limits hold in this process only).
+    data = one_page(
+        stream(zlib.compress(b" " * 20_000_000, 9), b"/Filter /FlateDecode")
     )
-    path = tmp_path / "bomb.pdf"
-    path.write_bytes(data)
-    _one_line_error(path, "decompression bomb")
+    with pytest.raises(InputError, match="decompression bomb") as caught:
+        read_pdf(data, "bomb.pdf")
+    assert str(caught.value).startswith("bomb.pdf: its compressed streams inflate")
 
 
 def test_a_batch_goes_on_past_bad_pdfs(tmp_path: Path) -> None:
@@ -319,15 +317,8 @@ def test_a_decompression_bomb_is_refused_at_the_default_caps(tmp_path: Path) -> 
     bomb = b"".join(packer.compress(block) for _ in range(300)) + packer.flush()
     assert pdf.MAX_INFLATED_BYTES < 300_000_000
     assert len(bomb) * pdf.MAX_RATIO < 300_000_000
-    data = _minimal_pdf(["Text."])
-    data = data.replace(b"/Contents 5 0 R", b"/Contents 9 0 R").replace(
-        b"%%EOF",
-        b"9 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(bomb)
-        + bomb
-        + b"\nendstream\nendobj\n%%EOF",
-    )
     path = tmp_path / "bomb.pdf"
-    path.write_bytes(data)
+    path.write_bytes(one_page(stream(bomb, b"/Filter /FlateDecode")))
     _one_line_error(path, "decompression bomb")
 
 

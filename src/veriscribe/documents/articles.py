@@ -28,6 +28,7 @@ from xml.etree.ElementTree import Element
 from veriscribe.documents.jsonl import raw_lines
 from veriscribe.documents.limits import check_size, over_limit
 from veriscribe.documents.safexml import parse_xml
+from veriscribe.documents.sandbox import ReadLimits, run_limited
 from veriscribe.documents.tree import (
     Found,
     ShouldStop,
@@ -250,7 +251,7 @@ def _known_suffix(path: Path) -> bool:
 
 
 def read_articles(
-    path: Path, *, max_bytes: int | None = None
+    path: Path, *, max_bytes: int | None = None, limits: ReadLimits | None = None
 ) -> Iterator[Article | ReadFailure]:
     """Yield the articles in a file, chosen by its suffix.
 
@@ -259,39 +260,57 @@ def read_articles(
     ``.txt``/``.md``/``.markdown`` are plain text or Markdown, ``.pdf`` a PDF and
     ``.html``/``.htm`` a web page (one article each).
 
+    A one-article file is read in a reader process under ``limits`` (None: the
+    settings'), see :mod:`veriscribe.documents.sandbox`. JSON lines are read here,
+    line by line, each line held to ``max_bytes``.
+
     Args:
         path: The file.
         max_bytes: Largest single-article file, or JSON-lines record, accepted
             (None: no limit). A file over it is refused before it is read; a record
             over it is a failed item.
+        limits: The time budget and memory cap of reading one article file.
 
     Raises:
         InputError: The file is missing, of an unknown kind, too large, undecodable,
-            malformed, or has no usable paragraph (for JSON lines: no line at all).
+            malformed, has no usable paragraph (for JSON lines: no line at all), or
+            runs over the time budget or the memory cap.
             Being a generator, it raises when iteration starts, not when called.
     """
     suffix = path.suffix.lower()
     if suffix not in ARTICLE_SUFFIXES:
         known = ", ".join(sorted(ARTICLE_SUFFIXES))
         raise InputError(f"{path}: unknown kind of file (expected one of {known})")
-    try:
-        if suffix in JSONL_SUFFIXES:
+    if suffix in JSONL_SUFFIXES:
+        try:
             # Streamed: the limit is per record, and the file may be any size.
             with path.open("rb") as stream:
                 yield from read_jsonl(stream, path, max_bytes=max_bytes)
-            return
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
+        return
+    yield run_limited(path, read_article_file, path, max_bytes, limits=limits)
+
+
+def read_article_file(path: Path, max_bytes: int | None = None) -> Article:
+    """Read the one article of a JATS, PDF, web page, text or Markdown file, in place.
+
+    Raises:
+        InputError: The file is missing, too large, undecodable or malformed.
+    """
+    suffix = path.suffix.lower()
+    try:
         check_size(path, path.stat().st_size, max_bytes)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from exc
     if suffix in XML_SUFFIXES:
-        yield read_jats(data, path)
-    elif suffix in PDF_SUFFIXES:
-        yield read_pdf_article(data, path)
-    elif suffix in HTML_SUFFIXES:
-        yield read_html_article(data, path)
-    else:
-        yield read_text(data, path)
+        return read_jats(data, path)
+    if suffix in PDF_SUFFIXES:
+        return read_pdf_article(data, path)
+    if suffix in HTML_SUFFIXES:
+        return read_html_article(data, path)
+    return read_text(data, path)
 
 
 # ---------------------------------------------------------------------------- JATS

@@ -53,6 +53,7 @@ from typing import Any
 from veriscribe.documents.limits import check_size
 from veriscribe.documents.pdf import iter_sections, read_pdf
 from veriscribe.documents.safexml import parse_xml
+from veriscribe.documents.sandbox import ReadLimits, run_limited
 from veriscribe.documents.tree import walk_files
 from veriscribe.errors import InputError
 
@@ -183,8 +184,12 @@ def read_guideline_path(
     *,
     on_error: Callable[[Path, InputError], None] | None = None,
     max_bytes: int | None = None,
+    limits: ReadLimits | None = None,
 ) -> list[GuidelineDoc]:
     """Read a guideline file, or every guideline file under a directory.
+
+    Each file is read in a reader process under ``limits`` (None: the settings'),
+    see :mod:`veriscribe.documents.sandbox`.
 
     Args:
         path: A file, or a directory read recursively (never through a directory
@@ -193,26 +198,28 @@ def read_guideline_path(
             is then skipped; without it the first such file raises.
         max_bytes: Largest file accepted (None: no limit); a larger one cannot be
             read, and is refused before it is.
+        limits: The time budget and memory cap of reading one file.
 
     Returns:
         The documents read, with doc ids unique among them.
 
     Raises:
         InputError: The path does not exist, is of an unsupported type, too large,
-            or (without ``on_error``) a file in it has no usable text or cannot be
-            parsed.
+            or (without ``on_error``) a file in it has no usable text, cannot be
+            parsed or runs over the time budget or the memory cap.
     """
     if path.is_dir():
-        return _read_directory(path, on_error, max_bytes)
+        return _read_directory(path, on_error, max_bytes, limits)
     if not path.is_file():
         raise InputError(f"{path}: no such file or directory")
-    return [_read_file(path, max_bytes)]
+    return [_read_file(path, max_bytes, limits)]
 
 
 def _read_directory(
     root: Path,
     on_error: Callable[[Path, InputError], None] | None,
     max_bytes: int | None,
+    limits: ReadLimits | None,
 ) -> list[GuidelineDoc]:
     docs: list[GuidelineDoc] = []
     seen: set[str] = set()
@@ -223,7 +230,7 @@ def _read_directory(
         on_error(link, InputError(f"{link}: {reason}"))
     for file in _guideline_files(found.files):
         try:
-            doc = _read_file(file, max_bytes)
+            doc = _read_file(file, max_bytes, limits)
         except InputError as exc:
             if on_error is None:
                 raise
@@ -280,7 +287,21 @@ def _kind(path: Path) -> str | None:
     }.get(path.suffix.lower())
 
 
-def _read_file(path: Path, max_bytes: int | None = None) -> GuidelineDoc:
+def _read_file(
+    path: Path, max_bytes: int | None = None, limits: ReadLimits | None = None
+) -> GuidelineDoc:
+    if _kind(path) is None:
+        raise InputError(f"{path}: unsupported guideline file type {path.suffix!r}")
+    return run_limited(path, read_guideline_file, path, max_bytes, limits=limits)
+
+
+def read_guideline_file(path: Path, max_bytes: int | None = None) -> GuidelineDoc:
+    """Read one guideline file, in place (no time budget, no memory cap).
+
+    Raises:
+        InputError: The file is of an unsupported type, too large, has no usable
+            text or cannot be parsed.
+    """
     kind = _kind(path)
     if kind is None:
         raise InputError(f"{path}: unsupported guideline file type {path.suffix!r}")

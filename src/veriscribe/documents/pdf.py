@@ -17,7 +17,11 @@ one, with lines crossing the gutter (a title over both columns) read in place.
 
 Bad files raise :class:`~veriscribe.errors.InputError` with one line: encrypted, no
 text layer (a scan), fonts whose glyphs map to no text, malformed or truncated, too many
-pages, or streams that would decompress to far more than the file holds (a "PDF bomb").
+pages, objects that refer to each other in a loop, a page drawing forms that draw forms
+(a fan-out bomb) or setting absurdly many glyphs, or streams that inflate to far more
+than the file holds (a "PDF bomb"). Every stream pdfminer decodes (Flate, LZW) is
+inflated within one budget per file, whatever its syntax, and a stream with a bad
+checksum is inflated in one pass.
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ import unicodedata
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from veriscribe.errors import InputError
 
@@ -44,6 +50,16 @@ the file) the file is a decompression bomb."""
 
 MAX_RATIO = 100
 """Largest ratio of decompressed stream bytes to file bytes for files past the cap."""
+
+MAX_FORM_DRAWS = 10_000
+"""A page drawing more Form XObjects and images than this is refused."""
+
+MAX_NESTED_DRAWS = 1_000
+"""A page whose forms draw more forms and images than this is refused: forms that
+each draw the next ten times reach millions of draws a few levels down."""
+
+MAX_PAGE_GLYPHS = 200_000
+"""A page setting more glyphs than this is refused: a dense page sets some 10,000."""
 
 _EDGE = 0.12  # share of the page height, at top and at bottom, where headers sit
 _ROMAN = r"(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
@@ -171,72 +187,191 @@ def read_pdf(data: bytes, path: Path | str) -> PdfText:
 # --------------------------------------------------------------------------- parsing
 
 
-def _check_bomb(data: bytes, path: Path | str) -> None:
-    """Refuse a file whose Flate streams inflate far past its own size.
+class _Budget:
+    """What reading one file may still spend: inflated bytes, Form XObject draws."""
 
-    Every stream is inflated here in bounded steps and the output thrown away, so
-    the bomb is caught before the parser inflates any stream whole.
+    def __init__(self, path: Path | str, size: int) -> None:
+        self.path = path
+        self.size = size
+        self.limit = max(MAX_INFLATED_BYTES, MAX_RATIO * size)
+        self.inflated = 0
+        self.forms = 0
+        self.nested = 0
+        self.depth = 0
+        self.glyphs = 0
+
+    @property
+    def room(self) -> int:
+        """Bytes that may still be inflated."""
+        return self.limit - self.inflated
+
+    def spend(self, produced: int) -> None:
+        """Count ``produced`` inflated bytes; refuse the file past the limit."""
+        self.inflated += produced
+        if self.inflated > self.limit:
+            raise InputError(
+                f"{self.path}: its compressed streams inflate to over "
+                f"{self.limit // 1_000_000} MB from a {self.size:,}-byte file "
+                "(a decompression bomb); not read"
+            )
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("pdf_budget", default=None)
+
+
+def _budget() -> _Budget:
+    """Return the budget of the file being read (a fresh default one outside)."""
+    return _BUDGET.get() or _Budget("the PDF", 0)
+
+
+def _inflate(data: bytes) -> bytes:
+    """Inflate one Flate stream within the budget, as ``zlib.decompress`` would.
+
+    Raises:
+        zlib.error: The data is not a whole zlib stream (corrupt or truncated).
+        InputError: The stream inflates past what is left of the budget.
     """
-    limit = max(MAX_INFLATED_BYTES, MAX_RATIO * len(data))
-    total = 0
-    for match in re.finditer(rb"stream\r?\n", data):
-        inflater = zlib.decompressobj()
-        chunk = data[match.end() : match.end() + 65536]
-        offset = match.end() + len(chunk)
-        try:
-            while chunk:
-                out = inflater.decompress(chunk, 1 << 20)
-                total += len(out)
-                while inflater.unconsumed_tail and total <= limit:
-                    out = inflater.decompress(inflater.unconsumed_tail, 1 << 20)
-                    total += len(out)
-                if total > limit:
-                    raise InputError(
-                        f"{path}: its compressed streams inflate to over "
-                        f"{limit // 1_000_000} MB from a {len(data):,}-byte file "
-                        "(a decompression bomb); not read"
-                    )
-                if inflater.eof:
-                    break
-                chunk = data[offset : offset + 65536]
-                offset += len(chunk)
-        except zlib.error:
-            continue
+    budget = _budget()
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, budget.room + 1)
+    budget.spend(len(out))
+    if not inflater.eof:
+        # Thrown away: pdfminer inflates the stream again, as a corrupted one.
+        budget.inflated -= len(out)
+        raise zlib.error("incomplete or truncated stream")
+    return out
+
+
+def _inflate_corrupted(data: bytes) -> bytes:
+    """Inflate a stream whose checksum is wrong or missing, within the budget.
+
+    What pdfminer's own fallback keeps (all but a bad checksum), in one pass where
+    it feeds the data byte by byte to an ever-growing result (quadratic).
+
+    Raises:
+        zlib.error: The data is corrupt before its last four bytes.
+        InputError: The stream inflates past what is left of the budget.
+    """
+    budget = _budget()
+    inflater = zlib.decompressobj()
+    body, check = data[:-4], data[-4:]
+    out = inflater.decompress(body, budget.room + 1)
+    budget.spend(len(out))
+    try:
+        tail = inflater.decompress(check, budget.room + 1)
+    except zlib.error:
+        logging.getLogger(__name__).debug("a stream's checksum is wrong; data kept")
+        return out
+    budget.spend(len(tail))
+    return out + tail
+
+
+def _lzw_inflate(data: bytes) -> bytes:
+    """Decode an LZW stream within the budget (LZW codes expand up to 4 KB each)."""
+    from pdfminer.lzw import LZWDecoder
+
+    budget = _budget()
+    parts: list[bytes] = []
+    for part in LZWDecoder(io.BytesIO(data)).run():
+        budget.spend(len(part))
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _fax_decode(data: bytes, params: dict[str, object]) -> bytes:
+    """Refuse to decode a CCITT fax image where pdfminer wants text or fonts.
+
+    Images are never decoded to read text, so only a stream read as content, a
+    font or an object stream comes here, and pdfminer's fax decoder grows its
+    output by concatenation (quadratic) to any size the stream's /Columns ask.
+    """
+    raise InputError(
+        f"{_budget().path}: malformed PDF, a stream read for text is a fax image "
+        "(CCITTFaxDecode); not read"
+    )
+
+
+def _png_predictor(
+    pred: int, colors: int, columns: int, bitspercomponent: int, data: bytes
+) -> bytes:
+    """Undo a PNG predictor as pdfminer does, whatever /Columns the stream claims.
+
+    pdfminer makes a list of ``columns`` zeros first (8 GB for a claimed billion);
+    columns past what the data holds change nothing (it is one partial row), so
+    they are cut to that.
+    """
+    from pdfminer.utils import apply_png_predictor
+
+    columns = min(columns, 8 * len(data) + 8)
+    return apply_png_predictor(pred, colors, columns, bitspercomponent, data)
+
+
+class _Zlib:
+    """What pdfminer's stream decoder sees of zlib: ``decompress`` within budget."""
+
+    error = zlib.error
+    decompressobj = staticmethod(zlib.decompressobj)
+    decompress = staticmethod(_inflate)
+
+
+def _bound_pdfminer() -> None:
+    """Route every stream pdfminer decodes through the budget of the file being read.
+
+    Whatever the stream's syntax (``stream`` followed by CR, LF or spaces, a stream
+    in an object stream, filters chained), pdfminer inflates it in
+    ``PDFStream.decode``; counting there is exact, where a scan of the file's bytes
+    for streams guesses where each begins.
+    """
+    from pdfminer import pdftypes
+
+    # The names pdfminer's decoder looks up in its own module, replaced there only.
+    vars(pdftypes).update(
+        zlib=_Zlib,
+        decompress_corrupted=_inflate_corrupted,
+        lzwdecode=_lzw_inflate,
+        ccittfaxdecode=_fax_decode,
+        apply_png_predictor=_png_predictor,
+    )
 
 
 def _page_lines(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, float]:
     """Parse the file; return each page's lines, the metadata title, a page height."""
-    from pdfminer.converter import PDFPageAggregator
-    from pdfminer.pdfdocument import (
-        PDFDocument,
-        PDFEncryptionError,
-        PDFPasswordIncorrect,
-    )
-    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    if not data.lstrip()[:5].startswith(b"%PDF-"):
+        raise InputError(f"{path}: not a PDF (no %PDF- header)")
+    # pdfminer logs every odd font or object it meets; the one line raised here is
+    # what a user needs.
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    _bound_pdfminer()
+    token = _BUDGET.set(_Budget(path, len(data)))
+    try:
+        return _parse(data, path)
+    finally:
+        _BUDGET.reset(token)
+
+
+def _parse(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, float]:
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfinterp import PDFResourceManager
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
     from pdfminer.pdftypes import resolve1
 
-    # pdfminer logs every odd font or object it meets; the one line raised here is
-    # what a user needs.
-    logging.getLogger("pdfminer").setLevel(logging.ERROR)
-    if not data.lstrip()[:5].startswith(b"%PDF-"):
-        raise InputError(f"{path}: not a PDF (no %PDF- header)")
     truncated = b"%%EOF" not in data[-2048:]
-    _check_bomb(data, path)
     try:
-        document = PDFDocument(PDFParser(io.BytesIO(data)))
+        document = _document_class()(PDFParser(io.BytesIO(data)))
     except (PDFPasswordIncorrect, PDFEncryptionError) as exc:
         raise InputError(
             f"{path}: the PDF is encrypted and needs a password ({type(exc).__name__}); "
             "save an unprotected copy"
         ) from None
-    except InputError:
-        raise
+    except (InputError, MemoryError):
+        raise  # out of memory: the reader process says so, with its limit
     except Exception as exc:  # pdfminer raises many kinds on broken files
         raise InputError(_broken(path, truncated, exc)) from None
     try:
         count = resolve1(resolve1(document.catalog.get("Pages")).get("Count", 0))
+    except (InputError, MemoryError):
+        raise
     except Exception:  # a missing or odd page tree: counted while reading below
         count = 0
     if isinstance(count, int) and count > MAX_PAGES:
@@ -245,25 +380,116 @@ def _page_lines(data: bytes, path: Path | str) -> tuple[list[list[Line]], str, f
         )
     title = _info_title(document.info)
     manager = PDFResourceManager(caching=True)
-    device = PDFPageAggregator(manager, laparams=None)
-    interpreter = PDFPageInterpreter(manager, device)
+    device = _aggregator_class()(manager, laparams=None)
+    interpreter = _interpreter_class()(manager, device)
     pages: list[list[Line]] = []
     heights: list[float] = []
     try:
         for number, page in enumerate(PDFPage.create_pages(document), start=1):
             if number > MAX_PAGES:
                 raise InputError(f"{path}: over the {MAX_PAGES:,}-page limit; not read")
+            budget = _budget()
+            budget.forms = budget.nested = budget.depth = budget.glyphs = 0
             interpreter.process_page(page)
             layout = device.get_result()
             heights.append(float(layout.height))
             pages.append(page_lines(_glyphs(layout), number))
-    except InputError:
+    except (InputError, MemoryError):
         raise
+    except RecursionError:
+        raise InputError(
+            f"{path}: malformed PDF, nested too deeply to be read (a page tree, "
+            "form or object that contains itself?)"
+        ) from None
     except Exception as exc:
         raise InputError(_broken(path, truncated, exc)) from None
     if not pages:
         raise InputError(_broken(path, truncated, ValueError("no page")))
     return pages, title, statistics.median(heights)
+
+
+_CLASSES: dict[str, Any] = {}
+
+
+def _document_class() -> Any:
+    """Return pdfminer's document, refusing an object that is only a reference loop."""
+    if "document" in _CLASSES:
+        return _CLASSES["document"]
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdftypes import PDFObjRef
+
+    class Document(PDFDocument):
+        def getobj(self, objid: int) -> object:
+            # pdfminer's resolve1 follows "2 0 R" to "3 0 R" to "2 0 R" for ever: an
+            # object that is only a reference is followed here, each once.
+            obj = super().getobj(objid)
+            seen = [objid]
+            while isinstance(obj, PDFObjRef):
+                if obj.objid in seen:
+                    chain = " -> ".join(str(n) for n in [*seen, obj.objid])
+                    raise InputError(
+                        f"{_budget().path}: malformed PDF, its objects refer to each "
+                        f"other in a loop ({chain}); not read"
+                    )
+                seen.append(obj.objid)
+                obj = super().getobj(obj.objid)
+            return obj
+
+    _CLASSES["document"] = Document
+    return Document
+
+
+def _interpreter_class() -> Any:
+    """Return pdfminer's page interpreter, counting the Form XObjects a page draws."""
+    if "interpreter" in _CLASSES:
+        return _CLASSES["interpreter"]
+    from pdfminer.pdfinterp import PDFPageInterpreter
+
+    class Interpreter(PDFPageInterpreter):
+        def do_Do(self, xobjid_arg: Any) -> None:
+            budget = _budget()
+            budget.forms += 1
+            budget.nested += budget.depth > 0
+            if budget.nested > MAX_NESTED_DRAWS:
+                raise InputError(
+                    f"{budget.path}: a page's forms draw over {MAX_NESTED_DRAWS:,} "
+                    "more forms or images (forms drawing forms, a fan-out bomb); "
+                    "not read"
+                )
+            if budget.forms > MAX_FORM_DRAWS:
+                raise InputError(
+                    f"{budget.path}: a page draws over {MAX_FORM_DRAWS:,} forms or "
+                    "images; not read"
+                )
+            budget.depth += 1
+            try:
+                super().do_Do(xobjid_arg)
+            finally:
+                budget.depth -= 1
+
+    _CLASSES["interpreter"] = Interpreter
+    return Interpreter
+
+
+def _aggregator_class() -> Any:
+    """Return pdfminer's layout collector, counting the glyphs a page sets."""
+    if "aggregator" in _CLASSES:
+        return _CLASSES["aggregator"]
+    from pdfminer.converter import PDFPageAggregator
+
+    class Aggregator(PDFPageAggregator):
+        def render_char(self, *args: Any, **kwargs: Any) -> float:
+            budget = _budget()
+            budget.glyphs += 1
+            if budget.glyphs > MAX_PAGE_GLYPHS:
+                raise InputError(
+                    f"{budget.path}: a page sets over {MAX_PAGE_GLYPHS:,} glyphs "
+                    "(text drawn over and over?); not read"
+                )
+            return float(super().render_char(*args, **kwargs))
+
+    _CLASSES["aggregator"] = Aggregator
+    return Aggregator
 
 
 def _broken(path: Path | str, truncated: bool, exc: Exception) -> str:

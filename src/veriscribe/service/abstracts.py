@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
+from veriscribe.documents.sandbox import ReadLimits
 from veriscribe.errors import InputError, VeriscribeError
 from veriscribe.graphs.abstract import AbstractDeps, AbstractState, build_abstract_graph
 from veriscribe.graphs.runner import GraphRunner, thread_key
@@ -40,9 +41,11 @@ async def abstract_runner(store: Store, llm: LLM) -> GraphRunner:
     )
 
 
-def read_single_article(path: Path, max_bytes: int | None = None) -> Article:
+def read_single_article(
+    path: Path, max_bytes: int | None = None, limits: ReadLimits | None = None
+) -> Article:
     """Read the one article a file holds, or raise InputError."""
-    items = list(read_articles(path, max_bytes=max_bytes))
+    items = list(read_articles(path, max_bytes=max_bytes, limits=limits))
     failures = [i for i in items if isinstance(i, ReadFailure)]
     articles = [i for i in items if isinstance(i, Article)]
     if len(articles) + len(failures) > 1:
@@ -150,7 +153,9 @@ async def generate_abstract(
     on_event: OnEvent | None = None,
 ) -> AbstractResult:
     """Write an abstract for the article in ``path``."""
-    article = read_single_article(path, settings.max_input_bytes)
+    article = read_single_article(
+        path, settings.max_input_bytes, ReadLimits.from_settings(settings)
+    )
     async with open_store(settings) as store:
         llm = make_llm(settings.model, settings, store)
         return await run_abstract(store, llm, article, options, on_event=on_event)

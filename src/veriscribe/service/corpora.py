@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
+from veriscribe.documents.sandbox import READ_STOP, ReadLimits
 from veriscribe.errors import InputError, NotFound, VeriscribeError
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
@@ -66,6 +68,7 @@ def read_documents(
     paths: Sequence[Path],
     skipped: list[dict[str, str]],
     max_bytes: int | None = None,
+    limits: ReadLimits | None = None,
 ) -> list[GuidelineDoc]:
     """Read guideline documents from files and directories, doc ids made unique."""
     docs: list[GuidelineDoc] = []
@@ -75,7 +78,9 @@ def read_documents(
         skipped.append({"path": str(path), "reason": error.user_message})
 
     for path in paths:
-        for doc in read_guideline_path(path, on_error=skip, max_bytes=max_bytes):
+        for doc in read_guideline_path(
+            path, on_error=skip, max_bytes=max_bytes, limits=limits
+        ):
             wanted, suffix = doc.doc_id, 2
             while doc.doc_id in seen:
                 doc.doc_id = f"{wanted}-{suffix}"
@@ -108,7 +113,23 @@ async def add_corpus(
             on_progress(IngestProgress(stage, done, total, detail))
 
     progress("read", 0, len(paths))
-    docs = read_documents(paths, report.skipped, settings.max_input_bytes)
+    # In a thread: a server's event loop goes on answering while files are read;
+    # cancelled (Ctrl-C, a client gone), the thread stops at once too.
+    stop = threading.Event()
+    token = READ_STOP.set(stop.is_set)
+    try:
+        docs = await asyncio.to_thread(
+            read_documents,
+            paths,
+            report.skipped,
+            settings.max_input_bytes,
+            ReadLimits.from_settings(settings),
+        )
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+    finally:
+        READ_STOP.reset(token)
     progress("read", len(paths), len(paths))
     async with open_store(settings) as store:
         await db.ensure_corpus(store, name)

@@ -18,6 +18,7 @@ from veriscribe.documents.articles import (
     expand_input,
     read_articles,
 )
+from veriscribe.documents.sandbox import READ_STOP, ReadingStopped, ReadLimits
 from veriscribe.errors import InputError
 from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
@@ -99,11 +100,35 @@ async def register_inputs(
         Whether every input was read (False: a stop request cut reading short).
     """
     registration = _Registration(
-        store, run_id, model, options, chunk=first_chunk, on_flush=on_flush
+        store,
+        run_id,
+        model,
+        options,
+        chunk=first_chunk,
+        on_flush=on_flush,
+        limits=ReadLimits.from_settings(),
     )
-    failed = registration.failed
     # Reading runs in threads: a slow walk or parse never keeps the event loop
-    # from running the Ctrl-C handler, and a stop request ends registration.
+    # from running the Ctrl-C handler, and a stop request ends registration, even
+    # in the middle of a file.
+    token = READ_STOP.set(should_stop)
+    try:
+        await _register_each(registration, inputs, max_input_bytes, should_stop)
+    finally:
+        READ_STOP.reset(token)
+    registered_all = not should_stop()
+    await registration.flush(last=True)
+    return registered_all
+
+
+async def _register_each(
+    registration: _Registration,
+    inputs: Sequence[str],
+    max_input_bytes: int | None,
+    should_stop: Callable[[], bool],
+) -> None:
+    """Read every input's files and register their items, until asked to stop."""
+    failed = registration.failed
     for text in inputs:
         try:
             found = await asyncio.to_thread(expand_input, text, should_stop=should_stop)
@@ -120,9 +145,6 @@ async def register_inputs(
             await registration.read_file(path, max_input_bytes, should_stop)
         if should_stop():
             break
-    registered_all = not should_stop()
-    await registration.flush(last=True)
-    return registered_all
 
 
 @dataclass
@@ -135,6 +157,7 @@ class _Registration:
     options: AbstractOptions
     chunk: int = REGISTER_CHUNK  # items read before the next flush
     on_flush: OnFlush | None = None
+    limits: ReadLimits | None = None  # of reading one file (None: the settings')
     seq: int = 0
     seen: set[str] = field(default_factory=set)
     items: list[NewItem] = field(default_factory=list)
@@ -196,7 +219,7 @@ class _Registration:
         self, path: Path, max_bytes: int | None, should_stop: Callable[[], bool]
     ) -> None:
         """Read one file's articles; an unreadable file becomes a failed item."""
-        reader = _articles_of(path, max_bytes)
+        reader = _articles_of(path, max_bytes, self.limits)
         while True:
             try:
                 # No more than the chunk still wants: the first one is stored, and
@@ -204,6 +227,8 @@ class _Registration:
                 due = self.chunk - len(self.items) - len(self.articles)
                 asked = max(1, min(READ_CHUNK, due))
                 chunk = await asyncio.to_thread(_take, reader, asked)
+            except ReadingStopped:
+                break  # not a failure: the file is read again when the run resumes
             except InputError as exc:
                 self.failed(str(path), None, exc.user_message)
                 break
@@ -226,9 +251,11 @@ class _Registration:
                 break
 
 
-def _articles_of(path: Path, max_bytes: int | None) -> Iterator[Article | ReadFailure]:
+def _articles_of(
+    path: Path, max_bytes: int | None, limits: ReadLimits | None = None
+) -> Iterator[Article | ReadFailure]:
     """Yield a file's articles; whatever goes wrong, only once iteration starts."""
-    yield from read_articles(path, max_bytes=max_bytes)
+    yield from read_articles(path, max_bytes=max_bytes, limits=limits)
 
 
 def _take(items: Iterator[T], n: int) -> list[T]:
