@@ -215,7 +215,7 @@ def _read_directory(
     max_bytes: int | None,
 ) -> list[GuidelineDoc]:
     docs: list[GuidelineDoc] = []
-    seen: set[str] = set()
+    seen = UniqueNames()
     found = walk_files(root, lambda p: not _hidden(p, root))
     for link, reason in found.skipped:
         if on_error is None:
@@ -229,7 +229,7 @@ def _read_directory(
                 raise
             on_error(file, exc)
             continue
-        doc.doc_id = _unique(doc.doc_id, seen)
+        doc.doc_id = seen.take(doc.doc_id)
         for section in doc.sections:
             section.doc_id = doc.doc_id
         docs.append(doc)
@@ -378,7 +378,7 @@ def _assemble(
     if title_roots:
         title = title or split_heading_number(title_roots[0].title)[1]
     sections: list[Section] = []
-    used: set[str] = set()
+    used = UniqueNames()
 
     def walk(
         nodes: list[_Node], parent: Section | None, prefix: str, path_slugs: list[str]
@@ -396,7 +396,7 @@ def _assemble(
             wanted = node.given_id or "/".join([*path_slugs, slug])
             section = Section(
                 doc_id=doc_id,
-                section_id=_unique(wanted, used),
+                section_id=used.take(wanted),
                 number=number,
                 title=clean_title or node.title,
                 parent=parent.section_id if parent else None,
@@ -440,14 +440,25 @@ def _title_roots(roots: list[_Node]) -> list[_Node]:
     return found
 
 
-def _unique(wanted: str, used: set[str]) -> str:
-    candidate = wanted
-    suffix = 2
-    while candidate in used:
-        candidate = f"{wanted}-{suffix}"
-        suffix += 1
-    used.add(candidate)
-    return candidate
+class UniqueNames:
+    """Hand out names unique among those given so far: ``x``, then ``x-2``, ``x-3``."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+        # Where the search for a free suffix of each name goes on: a page repeating
+        # one heading 50,000 times then costs 50,000 steps, not 50,000²/2.
+        self._next: dict[str, int] = {}
+
+    def take(self, wanted: str) -> str:
+        """Return ``wanted``, or the first ``wanted-N`` (N from 2) not given yet."""
+        candidate = wanted
+        suffix = self._next.get(wanted, 2)
+        while candidate in self._taken:
+            candidate = f"{wanted}-{suffix}"
+            suffix += 1
+        self._next[wanted] = suffix
+        self._taken.add(candidate)
+        return candidate
 
 
 def _clean_block(text: str) -> str:
@@ -546,7 +557,7 @@ def _from_passages(path: Path, raw: str) -> GuidelineDoc:
     else:
         doc_id = _doc_id_from_stem(path)
     sections: list[Section] = []
-    used: set[str] = set()
+    used = UniqueNames()
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -561,7 +572,7 @@ def _from_passages(path: Path, raw: str) -> GuidelineDoc:
         sections.append(
             Section(
                 doc_id=doc_id,
-                section_id=_unique(str(record["passage_id"]), used),
+                section_id=used.take(str(record["passage_id"])),
                 number="",
                 title=str(record.get("title") or "").strip(),
                 parent=None,
