@@ -13,7 +13,8 @@ Supported inputs, chosen by file name:
   the document is named after the folder holding the file.
 * HTML (``.html``, ``.htm``): headings ``h1`` to ``h6``; only the main content (the
   ``main`` element when there is one): scripts, styles, navigation, page headers and
-  footers, asides and cookie or consent banners are dropped.
+  footers, asides and cookie or consent banners are dropped. A page is decoded by its
+  byte order mark or the charset its ``<meta>`` declares, else as UTF-8.
 * PDF (``.pdf``): headings recovered from font size, weight and numbering, running
   headers, footers and page numbers dropped (see :mod:`veriscribe.documents.pdf`);
   every section records the page it starts on.
@@ -50,6 +51,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from veriscribe.documents.charsets import decode_page
 from veriscribe.documents.limits import check_size
 from veriscribe.documents.pdf import iter_sections, read_pdf
 from veriscribe.documents.safexml import parse_xml
@@ -293,7 +295,7 @@ def _read_file(path: Path, max_bytes: int | None = None) -> GuidelineDoc:
         if not any(section.text.strip() for section in doc.sections):
             raise InputError(f"{path}: no usable text")
         return doc
-    raw = _read_text(path)
+    raw = _read_text(path, kind)
     try:
         doc = _parse(kind, path, raw)
     except RecursionError:
@@ -326,13 +328,30 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, kind: str) -> str:
+    if kind == "html":
+        return _read_page(path)
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def _read_page(path: Path) -> str:
+    """Read a web page in its byte order mark's or declared charset, else in UTF-8."""
+    data = _read_bytes(path)
+    found = decode_page(data, path)
+    if found is not None:
+        return found[0]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc.reason}) and no charset declared; save it "
+            'as UTF-8 or declare its charset (<meta charset="windows-1252">)'
+        ) from None
 
 
 def _doc_id_from_stem(path: Path) -> str:
