@@ -6,11 +6,15 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from qa_helpers import GUIDELINE
 from veriscribe.cli.app import app
 from veriscribe.cli.failure import SOME_FAILED
+from veriscribe.errors import InputError
+from veriscribe.service import corpora
+from veriscribe.settings import DEFAULT_MAX_SECTIONS, Settings
 
 runner = CliRunner(env={"COLUMNS": "400"})  # a line is never wrapped
 
@@ -86,3 +90,36 @@ def test_only_bad_files_add_nothing_in_one_line(tmp_path: Path) -> None:
     assert line.startswith(f"error: {named[0]}: ") and "truncated" in line
     listed = runner.invoke(app, ["corpus", "list", "--json"])
     assert json.loads(listed.stdout) == []  # no corpus was made
+
+
+def headings(path: Path, count: int) -> Path:
+    path.write_text(
+        "# Guideline\n\n"
+        + "".join(f"## Step {i}\n\nDo step {i} with care.\n\n" for i in range(count))
+    )
+    return path
+
+
+async def test_a_document_over_the_section_limit_is_skipped(tmp_path: Path) -> None:
+    settings = Settings(model="sim", max_sections=50)
+    over = headings(tmp_path / "over.md", 50)  # 51 sections with its title
+    under = headings(tmp_path / "under.md", 49)
+    report = await corpora.add_corpus(settings, "steps", [over, under])
+    assert report.added == ["under"] and report.sections == 50
+    ((skipped),) = report.skipped
+    assert skipped["path"] == str(over)
+    assert "51 sections, over the 50 limit" in skipped["reason"]
+    assert "VERISCRIBE_MAX_SECTIONS" in skipped["reason"]
+    with pytest.raises(InputError, match="over the 50 limit"):
+        await corpora.add_corpus(settings, "steps", [over])
+
+
+def test_the_section_limit_is_far_above_real_guidelines(shared_data: Path) -> None:
+    most = 0
+    for sub in ("ngc", "vadod", "cpgqa"):
+        skipped: list[dict[str, str]] = []
+        docs = corpora.read_documents([shared_data / "guidelines" / sub], skipped)
+        assert skipped == []
+        most = max(most, *(len(doc.sections) for doc in docs))
+    assert most == 190  # cpgQA's passages
+    assert DEFAULT_MAX_SECTIONS >= 25 * most

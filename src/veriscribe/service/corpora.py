@@ -71,6 +71,7 @@ def read_documents(
     skipped: list[dict[str, str]],
     max_bytes: int | None = None,
     *,
+    max_sections: int | None = None,
     shown: Callable[[Path], str] = str,
 ) -> list[GuidelineDoc]:
     """Read guideline documents from files and directories, doc ids made unique.
@@ -83,6 +84,8 @@ def read_documents(
         paths: Files and directories (read recursively).
         skipped: Where the files that cannot be read are recorded.
         max_bytes: Largest file read (None: no limit).
+        max_sections: Most sections a document may have (None: no limit); one with
+            more is skipped.
         shown: How a path is named in ``skipped`` (the server names its uploads by
             their file names, never by where it keeps them).
     """
@@ -103,11 +106,23 @@ def read_documents(
                 skip(path, exc)
             continue
         for doc in found:
+            if max_sections is not None and len(doc.sections) > max_sections:
+                skip(Path(doc.source), too_many_sections(doc, max_sections))
+                continue
             doc.doc_id = seen.take(doc.doc_id)
             for section in doc.sections:
                 section.doc_id = doc.doc_id
             docs.append(doc)
     return docs
+
+
+def too_many_sections(doc: GuidelineDoc, max_sections: int) -> InputError:
+    """Return the refusal of a document with more than ``max_sections`` sections."""
+    return InputError(
+        f"{doc.source}: {len(doc.sections):,} sections, over the {max_sections:,} "
+        "limit for one document (each costs a summary at ingest; raise it with "
+        "VERISCRIBE_MAX_SECTIONS)"
+    )
 
 
 def nothing_read(skipped: list[dict[str, str]]) -> InputError:
@@ -149,6 +164,7 @@ async def add_corpus(
         paths,
         report.skipped,
         settings.max_input_bytes,
+        max_sections=settings.max_sections,
         shown=shown,
     )
     if not docs:
