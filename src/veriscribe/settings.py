@@ -13,6 +13,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # million tokens of plain text: far beyond any real article or guideline.
 DEFAULT_MAX_INPUT_BYTES = 5_000_000
 
+# Twenty-six times the most sections of a development guideline (cpgQA's 190 passages;
+# the largest VA/DoD guideline has 135): every section costs a summary at ingest.
+DEFAULT_MAX_SECTIONS = 5_000
+
 
 def default_data_dir() -> Path:
     """Return the per-user directory where veriscribe keeps its database and models."""
@@ -177,6 +181,12 @@ class Settings(BaseSettings):
         ge=256,
         description="Memory (address space, MiB) of the process reading one file; a "
         "file that needs more is refused, and the others are read.",
+    )
+    max_sections: int = Field(
+        DEFAULT_MAX_SECTIONS,
+        ge=1,
+        description="Most sections one guideline document may have; a document with "
+        "more is refused before any of it is stored or summarised.",
     )
     cpu_workers: int | None = Field(
         None,

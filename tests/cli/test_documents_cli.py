@@ -24,7 +24,7 @@ def test_corpus_add_reads_a_guideline_pdf(tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["corpus", "add", "pdfs", str(folder), "--model", "sim", "--json"]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # some files could not be read
     data = json.loads(result.stdout)
     text = json.dumps(data)
     assert "urine" in text

@@ -79,11 +79,11 @@ async def test_corpus_version_follows_the_documents(db_target: str) -> None:
 
 
 @pytest.mark.sqlite_only(reason="a SQLite file's missing directories")
-async def test_database_file_is_created_under_missing_dirs(tmp_path: Path) -> None:
+async def test_a_database_under_missing_dirs_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "v.sqlite"
-    async with await open_database(f"sqlite:{path}"):
-        pass
-    assert path.is_file()
+    with pytest.raises(ConfigError, match="no folder"):
+        await open_database(f"sqlite:{path}")
+    assert not (tmp_path / "a").exists()  # a mistyped path leaves nothing behind
 
 
 async def test_a_database_from_a_newer_version_is_refused(db_target: str) -> None:

@@ -17,6 +17,7 @@ from veriscribe.cli.common import (
     ModelOpt,
     settings_for,
 )
+from veriscribe.cli.failure import SOME_FAILED
 from veriscribe.cli.output import present
 from veriscribe.cli.render import corpus as render
 from veriscribe.service import corpora
@@ -38,10 +39,14 @@ def corpus_add(
     endpoints_file: EndpointsFileOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Add guideline documents to a corpus and summarise their sections."""
+    """Add guideline documents to a corpus and summarise their sections.
+
+    A file that cannot be read is named in one line and the others are added; the
+    command then exits with code 3.
+    """
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
-    present(
+    report = present(
         lambda on_progress: corpora.add_corpus(
             settings, name, paths, on_progress=on_progress
         ),
@@ -49,6 +54,8 @@ def corpus_add(
         json_out=json_out,
         live=render.ingest_progress,
     )
+    if report.skipped:
+        raise typer.Exit(SOME_FAILED)
 
 
 @app.command("list")

@@ -46,6 +46,9 @@ _LOG_FLAGS = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+SOME_FAILED = 3
+"""Exit code of a command that did its work only in part: some inputs could not be
+read (each named in one line), the others were done."""
 # The log this command writes to, set when logging is configured.
 _active_log: ContextVar[Path | None] = ContextVar("active_log", default=None)
 

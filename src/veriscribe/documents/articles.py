@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 from xml.etree.ElementTree import Element
 
+from veriscribe.documents.charsets import decode_page
 from veriscribe.documents.jsonl import raw_lines
 from veriscribe.documents.limits import check_size, over_limit
 from veriscribe.documents.safexml import parse_xml
@@ -940,12 +941,15 @@ def read_pdf_article(data: bytes, path: Path) -> Article:
 def read_html_article(data: bytes, path: Path) -> Article:
     """Read an article web page: main content only, ``h1``-``h6`` as headings.
 
+    The page is decoded by its byte order mark or the charset it declares, else as
+    :func:`decode_text` decodes text.
+
     Raises:
         InputError: Undecodable, or no paragraph to summarise.
     """
     from veriscribe.documents.guidelines import parse_html
 
-    text, encoding = decode_text(data, path)
+    text, encoding = decode_page(data, path) or decode_text(data, path)
     parsed = parse_html(text)
     entries: list[tuple[int, str]] = []
     for level, heading, parts in [(0, "", parsed.preamble), *parsed.nodes]:

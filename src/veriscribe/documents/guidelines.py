@@ -13,7 +13,8 @@ Supported inputs, chosen by file name:
   the document is named after the folder holding the file.
 * HTML (``.html``, ``.htm``): headings ``h1`` to ``h6``; only the main content (the
   ``main`` element when there is one): scripts, styles, navigation, page headers and
-  footers, asides and cookie or consent banners are dropped.
+  footers, asides and cookie or consent banners are dropped. A page is decoded by its
+  byte order mark or the charset its ``<meta>`` declares, else as UTF-8.
 * PDF (``.pdf``): headings recovered from font size, weight and numbering, running
   headers, footers and page numbers dropped (see :mod:`veriscribe.documents.pdf`);
   every section records the page it starts on.
@@ -50,6 +51,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from veriscribe.documents.charsets import decode_page
 from veriscribe.documents.limits import check_size
 from veriscribe.documents.pdf import iter_sections, read_pdf
 from veriscribe.documents.safexml import parse_xml
@@ -222,7 +224,7 @@ def _read_directory(
     limits: ReadLimits | None,
 ) -> list[GuidelineDoc]:
     docs: list[GuidelineDoc] = []
-    seen: set[str] = set()
+    seen = UniqueNames()
     found = walk_files(root, lambda p: not _hidden(p, root))
     for link, reason in found.skipped:
         if on_error is None:
@@ -236,7 +238,7 @@ def _read_directory(
                 raise
             on_error(file, exc)
             continue
-        doc.doc_id = _unique(doc.doc_id, seen)
+        doc.doc_id = seen.take(doc.doc_id)
         for section in doc.sections:
             section.doc_id = doc.doc_id
         docs.append(doc)
@@ -314,7 +316,7 @@ def read_guideline_file(path: Path, max_bytes: int | None = None) -> GuidelineDo
         if not any(section.text.strip() for section in doc.sections):
             raise InputError(f"{path}: no usable text")
         return doc
-    raw = _read_text(path)
+    raw = _read_text(path, kind)
     try:
         doc = _parse(kind, path, raw)
     except RecursionError:
@@ -347,13 +349,30 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, kind: str) -> str:
+    if kind == "html":
+        return _read_page(path)
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def _read_page(path: Path) -> str:
+    """Read a web page in its byte order mark's or declared charset, else in UTF-8."""
+    data = _read_bytes(path)
+    found = decode_page(data, path)
+    if found is not None:
+        return found[0]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc.reason}) and no charset declared; save it "
+            'as UTF-8 or declare its charset (<meta charset="windows-1252">)'
+        ) from None
 
 
 def _doc_id_from_stem(path: Path) -> str:
@@ -399,7 +418,7 @@ def _assemble(
     if title_roots:
         title = title or split_heading_number(title_roots[0].title)[1]
     sections: list[Section] = []
-    used: set[str] = set()
+    used = UniqueNames()
 
     def walk(
         nodes: list[_Node], parent: Section | None, prefix: str, path_slugs: list[str]
@@ -417,7 +436,7 @@ def _assemble(
             wanted = node.given_id or "/".join([*path_slugs, slug])
             section = Section(
                 doc_id=doc_id,
-                section_id=_unique(wanted, used),
+                section_id=used.take(wanted),
                 number=number,
                 title=clean_title or node.title,
                 parent=parent.section_id if parent else None,
@@ -461,14 +480,25 @@ def _title_roots(roots: list[_Node]) -> list[_Node]:
     return found
 
 
-def _unique(wanted: str, used: set[str]) -> str:
-    candidate = wanted
-    suffix = 2
-    while candidate in used:
-        candidate = f"{wanted}-{suffix}"
-        suffix += 1
-    used.add(candidate)
-    return candidate
+class UniqueNames:
+    """Hand out names unique among those given so far: ``x``, then ``x-2``, ``x-3``."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+        # Where the search for a free suffix of each name goes on: a page repeating
+        # one heading 50,000 times then costs 50,000 steps, not 50,000²/2.
+        self._next: dict[str, int] = {}
+
+    def take(self, wanted: str) -> str:
+        """Return ``wanted``, or the first ``wanted-N`` (N from 2) not given yet."""
+        candidate = wanted
+        suffix = self._next.get(wanted, 2)
+        while candidate in self._taken:
+            candidate = f"{wanted}-{suffix}"
+            suffix += 1
+        self._next[wanted] = suffix
+        self._taken.add(candidate)
+        return candidate
 
 
 def _clean_block(text: str) -> str:
@@ -567,7 +597,7 @@ def _from_passages(path: Path, raw: str) -> GuidelineDoc:
     else:
         doc_id = _doc_id_from_stem(path)
     sections: list[Section] = []
-    used: set[str] = set()
+    used = UniqueNames()
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -582,7 +612,7 @@ def _from_passages(path: Path, raw: str) -> GuidelineDoc:
         sections.append(
             Section(
                 doc_id=doc_id,
-                section_id=_unique(str(record["passage_id"]), used),
+                section_id=used.take(str(record["passage_id"])),
                 number="",
                 title=str(record.get("title") or "").strip(),
                 parent=None,

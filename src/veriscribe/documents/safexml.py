@@ -41,11 +41,12 @@ def parse_xml(data: bytes | str, source: Path | str) -> Element:
 
     Raises:
         InputError: The document declares entities (in its DOCTYPE's internal subset
-            or anywhere else), nests elements deeper than :data:`MAX_DEPTH`, or is not
-            well-formed XML.
+            or anywhere else), nests elements deeper than :data:`MAX_DEPTH`, names an
+            encoding that cannot be read, or is not well-formed XML.
     """
     builder = TreeBuilder()
     depth = 0
+    elements = 0  # started so far: none while the XML declaration is read
     parser = expat.ParserCreate()
     # Never read a parameter entity or an external DTD subset.
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
@@ -54,8 +55,9 @@ def parse_xml(data: bytes | str, source: Path | str) -> Element:
         raise _RefusedEntity
 
     def start(tag: str, attrs: dict[str, str]) -> None:
-        nonlocal depth
+        nonlocal depth, elements
         depth += 1
+        elements += 1
         if depth > MAX_DEPTH:
             raise _TooDeep
         builder.start(tag, attrs)
@@ -94,5 +96,14 @@ def parse_xml(data: bytes | str, source: Path | str) -> Element:
         ) from None
     except expat.ExpatError as exc:
         raise InputError(f"{source}: malformed XML ({exc})") from None
+    except (LookupError, UnicodeError, ValueError) as exc:
+        if elements:
+            raise  # not the declaration's encoding: a bug, reported as one
+        # The encoding named in the XML declaration is unknown to Python ("unknown
+        # encoding: x-nonsense"), not a text encoding, or one expat cannot use.
+        raise InputError(
+            f"{source}: the encoding its XML declaration names cannot be read "
+            f"({exc}); save it as UTF-8"
+        ) from None
     root: Element = builder.close()
     return root

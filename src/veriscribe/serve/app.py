@@ -653,10 +653,11 @@ def _add_corpus_routes(app: FastAPI, server: Server) -> None:
         except BaseException:
             ticket.release()
             raise
-        report = await _within_limits(
-            server, ticket, partial(service.add_corpus, settings, name, paths)
+        # Files are named by their names alone: where the server keeps them is its own.
+        work = partial(
+            service.add_corpus, settings, name, paths, shown=lambda path: path.name
         )
-        return server.for_client(report)
+        return server.for_client(await _within_limits(server, ticket, work))
 
 
 def _add_abstract_routes(app: FastAPI, server: Server) -> None:

@@ -8,10 +8,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from veriscribe.documents.guidelines import GuidelineDoc, read_guideline_path
+from veriscribe.documents.guidelines import (
+    GuidelineDoc,
+    UniqueNames,
+    read_guideline_path,
+)
 from veriscribe.documents.sandbox import READ_STOP, ReadLimits
 from veriscribe.errors import InputError, NotFound, VeriscribeError
 from veriscribe.llm.client import LLM
@@ -69,27 +74,71 @@ def read_documents(
     skipped: list[dict[str, str]],
     max_bytes: int | None = None,
     limits: ReadLimits | None = None,
+    *,
+    max_sections: int | None = None,
+    shown: Callable[[Path], str] = str,
 ) -> list[GuidelineDoc]:
-    """Read guideline documents from files and directories, doc ids made unique."""
+    """Read guideline documents from files and directories, doc ids made unique.
+
+    A file that cannot be read is recorded in ``skipped`` (``path`` and ``reason``,
+    one entry each) and the others are read, whether it was named or found in a
+    directory.
+
+    Args:
+        paths: Files and directories (read recursively).
+        skipped: Where the files that cannot be read are recorded.
+        max_bytes: Largest file read (None: no limit).
+        limits: The reader process's time budget and memory cap (None: the
+            settings' limits).
+        max_sections: Most sections a document may have (None: no limit); one with
+            more is skipped.
+        shown: How a path is named in ``skipped`` (the server names its uploads by
+            their file names, never by where it keeps them).
+    """
     docs: list[GuidelineDoc] = []
-    seen: set[str] = set()
+    seen = UniqueNames()
 
     def skip(path: Path, error: InputError) -> None:
-        skipped.append({"path": str(path), "reason": error.user_message})
+        name = shown(path)
+        reason = error.user_message.replace(str(path), name)
+        skipped.append({"path": name, "reason": reason})
 
     for path in paths:
-        for doc in read_guideline_path(
-            path, on_error=skip, max_bytes=max_bytes, limits=limits
-        ):
-            wanted, suffix = doc.doc_id, 2
-            while doc.doc_id in seen:
-                doc.doc_id = f"{wanted}-{suffix}"
-                suffix += 1
+        before = len(skipped)
+        try:
+            found = read_guideline_path(
+                path, on_error=skip, max_bytes=max_bytes, limits=limits
+            )
+        except InputError as exc:
+            if len(skipped) == before:  # else each bad file of it is reported
+                skip(path, exc)
+            continue
+        for doc in found:
+            if max_sections is not None and len(doc.sections) > max_sections:
+                skip(Path(doc.source), too_many_sections(doc, max_sections))
+                continue
+            doc.doc_id = seen.take(doc.doc_id)
             for section in doc.sections:
                 section.doc_id = doc.doc_id
-            seen.add(doc.doc_id)
             docs.append(doc)
     return docs
+
+
+def too_many_sections(doc: GuidelineDoc, max_sections: int) -> InputError:
+    """Return the refusal of a document with more than ``max_sections`` sections."""
+    return InputError(
+        f"{doc.source}: {len(doc.sections):,} sections, over the {max_sections:,} "
+        "limit for one document (each costs a summary at ingest; raise it with "
+        "VERISCRIBE_MAX_SECTIONS)"
+    )
+
+
+def nothing_read(skipped: list[dict[str, str]]) -> InputError:
+    """Return the error of an ingest none of whose inputs could be read."""
+    reasons = [item["reason"] for item in skipped]
+    if len(reasons) == 1:
+        return InputError(reasons[0])
+    return InputError(f"no document could be read: {'; '.join(reasons)}")
 
 
 async def add_corpus(
@@ -98,11 +147,17 @@ async def add_corpus(
     paths: Sequence[Path],
     *,
     on_progress: ProgressFn | None = None,
+    shown: Callable[[Path], str] = str,
 ) -> IngestReport:
     """Add guideline documents to a corpus (created if new) and summarise new sections.
 
     Unchanged documents are left as they are. Summaries are stored batch by batch, so
-    an interrupted ingest resumes where it stopped when run again.
+    an interrupted ingest resumes where it stopped when run again. A file that cannot
+    be read is listed in the report's ``skipped`` and the others are added; ``shown``
+    names the files there.
+
+    Raises:
+        InputError: The corpus name is invalid, or not one document could be read.
     """
     _check_name(name)
     report = IngestReport(corpus=name)
@@ -119,17 +174,23 @@ async def add_corpus(
     token = READ_STOP.set(stop.is_set)
     try:
         docs = await asyncio.to_thread(
-            read_documents,
-            paths,
-            report.skipped,
-            settings.max_input_bytes,
-            ReadLimits.from_settings(settings),
+            partial(
+                read_documents,
+                paths,
+                report.skipped,
+                settings.max_input_bytes,
+                ReadLimits.from_settings(settings),
+                max_sections=settings.max_sections,
+                shown=shown,
+            )
         )
     except asyncio.CancelledError:
         stop.set()
         raise
     finally:
         READ_STOP.reset(token)
+    if not docs:
+        raise nothing_read(report.skipped)
     progress("read", len(paths), len(paths))
     async with open_store(settings) as store:
         await db.ensure_corpus(store, name)

@@ -15,8 +15,10 @@ The functions here block on file I/O: call them from a thread in async code.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +29,10 @@ from veriscribe.errors import InputError
 from veriscribe.store.files import fsync_dir
 
 KEY = "source"
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Longest line a results file is read for: far past any result (a few kB to tens of
+kB; the largest input is 5 MB by default), so a file with a longer one is someone
+else's, refused after reading about twice this much memory."""
 
 
 @dataclass(frozen=True)
@@ -80,23 +86,44 @@ class ResultsFile:
         """Read the file's complete lines; refuse a file that is not this run's output.
 
         Raises:
-            InputError: A complete line that is not a result of this run, or a file
-                whose only content is a line without newline that is not ours.
+            InputError: Not a regular file, a complete line that is not a result of
+                this run, or a file whose only content is a line without newline
+                that is not ours.
         """
-        if not self.path.exists():
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
             return Scan([], 0, 0)
-        data = self.path.read_bytes()
-        valid_end = data.rfind(b"\n") + 1
+        if not stat.S_ISREG(mode):
+            # A device or a pipe can hold no results to repair (and /dev/full or
+            # /dev/zero would be read for ever).
+            raise InputError(
+                f"{self.path} is not a regular file: write to a file with --out"
+            )
         lines: list[tuple[str, int, int]] = []
         start = 0
-        for number, raw in enumerate(data[:valid_end].split(b"\n")[:-1], start=1):
-            end = start + len(raw) + 1
-            if raw.strip():
-                lines.append((self._key(raw, number), start, end))
-            start = end
-        if valid_end < len(data) and not lines:
-            self._check_lone_tail(data[valid_end:])
-        return Scan(lines, valid_end, len(data))
+        tail = b""
+        # Line by line, each checked as it comes: someone else's file is refused
+        # after its first line, however large the file is.
+        with open(self.path, "rb") as reader:
+            for number in itertools.count(1):
+                raw = reader.readline(MAX_LINE_BYTES + 1)
+                if not raw.endswith(b"\n"):
+                    if len(raw) > MAX_LINE_BYTES:
+                        raise InputError(
+                            f"{self.path} line {number} is longer than any result "
+                            f"line: not a results file of run {self.run_id}; write "
+                            "to another --out file"
+                        )
+                    tail = raw  # the end of the file: empty, or a partial line
+                    break
+                end = start + len(raw)
+                if raw.strip():
+                    lines.append((self._key(raw[:-1], number), start, end))
+                start = end
+        if tail and not lines:
+            self._check_lone_tail(tail)
+        return Scan(lines, start, start + len(tail))
 
     def _check_lone_tail(self, tail: bytes) -> None:
         """Refuse a file whose only content, a line without newline, is not ours.

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import aiosqlite
 
+from veriscribe.errors import ConfigError
+from veriscribe.settings import default_data_dir
 from veriscribe.store.db import Params, Row, Store, Tx
 from veriscribe.store.dialect import SQLITE
 
@@ -79,6 +81,21 @@ class SqliteTx:
             return cur.rowcount
 
 
+def _ensure_folder(path: Path) -> None:
+    """Create the default database's folder; refuse any other that is missing."""
+    folder = path.parent
+    if folder.is_dir():
+        return
+    if folder == default_data_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    # A mistyped --db must not leave a trail of new directories behind.
+    raise ConfigError(
+        f"cannot open the database {path}: no folder {folder} (create it first, or "
+        "correct --db or VERISCRIBE_DB)"
+    )
+
+
 class SqliteStore(Store):
     """A veriscribe database in one SQLite file.
 
@@ -95,9 +112,14 @@ class SqliteStore(Store):
 
     @classmethod
     async def connect(cls, path: Path) -> SqliteStore:
-        """Open the file (creating it and its directories), with its pragmas set."""
+        """Open the file (creating it), with its pragmas set.
+
+        Raises:
+            ConfigError: The file's folder does not exist and is not the default
+                database's, which is created.
+        """
         if str(path) != ":memory:":
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _ensure_folder(path)
         conn = await aiosqlite.connect(str(path), isolation_level=None)
         store = cls(conn, path)
         try:

@@ -92,9 +92,10 @@ def ingest_report(console: Console, report: IngestReport, *, errors: Console) ->
             highlight=False,
         )
     for item in report.skipped:
-        errors.print(
-            Text.assemble(("skipped", "yellow"), f" {item['path']}: {item['reason']}")
-        )
+        path, reason = item["path"], item["reason"]
+        # A reader's reason names the file already.
+        said = reason if reason.startswith(path) else f"{path}: {reason}"
+        errors.print(Text.assemble(("skipped", "yellow"), f" {said}"))
 
 
 def corpora_table(console: Console, rows: list[CorpusListing]) -> None:

@@ -238,6 +238,11 @@ class BatchRunner:
 
     # --------------------------------------------------------------------- working
 
+    def _writer_ended(self, task: asyncio.Task[None]) -> None:
+        """Stop claiming work when the output file can take no more lines (disk full)."""
+        if not task.cancelled() and task.exception() is not None:
+            self.request_stop()
+
     def request_stop(self) -> None:
         """Stop claiming work; a second request also cancels the articles in flight."""
         self.stop_requests += 1
@@ -459,6 +464,7 @@ class BatchRunner:
             asyncio.create_task(self._heartbeat()),
             asyncio.create_task(self._ticker()),
         ]
+        helpers[0].add_done_callback(self._writer_ended)
         outcome = "finished"
         unread: BaseException | None = None
         try:
@@ -491,9 +497,17 @@ class BatchRunner:
             raise unread
         if isinstance(ended[0], Exception):
             # The results are in the database; the next run writes the missing lines.
+            problem = ended[0]
+            reason = (
+                problem.strerror
+                if isinstance(problem, OSError) and problem.strerror
+                else str(problem)
+            )
             raise VeriscribeError(
-                f"cannot write {self.results.path}: {ended[0]}"
-            ) from ended[0]
+                f"cannot write {self.results.path}: {reason}; every finished article "
+                "is kept in the database: run the same command again to write "
+                "their lines and go on"
+            ) from problem
         if counts.remaining == 0 and outcome == "finished" and self.registered_all:
             # Items that other workers finished (one that died among them) but whose
             # lines never reached this file: written now, each once.
