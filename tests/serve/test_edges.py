@@ -135,10 +135,11 @@ async def test_reports_show_no_server_path_or_process(
         ("files", ("hypertension.md", GUIDELINE.read_bytes())),
         ("files", ("broken.pdf", b"%PDF-1.4 not really a PDF")),
     ]
-    broken = await http.post("/v1/corpora/htn/documents", files=files)
+    broken = await http.post("/v1/corpora/htn/documents", files=files[1:])
     assert problem_detail(broken, 400).startswith("broken.pdf: the PDF is truncated")
-    added = await http.post("/v1/corpora/htn/documents", files=files[:1])
+    added = await http.post("/v1/corpora/htn/documents", files=files)
     assert added.status_code == 200, added.text
+    assert [s["path"] for s in added.json()["skipped"]] == ["broken.pdf"]
     shown = await http.get("/v1/corpora/htn")
     assert [d["source"] for d in shown.json()["documents"]] == ["hypertension.md"]
 
