@@ -585,8 +585,9 @@ class QuestionSetAnswer(CheckedAnswer):
     """A line of ``ask --questions`` output: the answer to one question of the set."""
 
     id: str
-    gold_section: str
-    """The section that holds the answer (``doc:section``, or a section id)."""
+    gold_section: str | None = None
+    """The section that holds the answer (``doc:section``, or a section id); None
+    when the question set names none."""
     gold_read: bool
     """Whether the gold section was among the sections read."""
     gold_answer: str | None = None
