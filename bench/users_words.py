@@ -1,0 +1,134 @@
+"""Questions in users' words: gold answer, "not found" both ways, as ``ask`` selects.
+
+Each question of the given files (JSON lines: ``question``; ``answer``, a gold span
+copied from the guideline; ``answerable``, false for a question the guidelines do not
+answer; the corpus from ``corpus``, or from ``doc_id``: ``ngc-*`` is NGC, ``VADoD*``
+VA/DoD, anything else cpgQA) is answered as ``ask`` answers it on the defaults with
+``--wording source``: the question read in the guidelines' words
+(`veriscribe.nodes.qa.asked`), the fused retriever's best 3 sections, and the sentences
+chosen by `select_units` with the bundled encoder. No model is called and the checker is
+the real one. Printed: gold hit (the whole gold answer's content words in the answer),
+gold recall, whether the gold span was in the sections read, answerable said "not found",
+unanswerable said "not found", and with ``--show`` every answer.
+
+Usage: ``.venv/bin/python bench/users_words.py FILE [FILE ...] [--show]
+[--selection semantic|scored]``
+Last line: ``n=<n> gold_hit=<x> gold_recall=<x> gold_read=<x> answerable_nf=<x>
+unanswerable_nf=<x> unanswerable=<n>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import pickle
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import not_found as selection_bench  # type: ignore[import-not-found]
+from not_found import (  # type: ignore[import-not-found]
+    DATA,
+    CachedEncoder,
+    Corpus,
+    cpgqa_docs,
+    guideline_docs,
+    read_jsonl,
+)
+from veriscribe.metrics.gold import gold_recall
+from veriscribe.retrieval.minilm import minilm
+
+_SPACE = re.compile(r"\W+")
+
+
+def corpus_of(item: dict[str, Any]) -> str:
+    """Return the corpus a question is about."""
+    if item.get("corpus"):
+        return str(item["corpus"]).lower().replace("/", "").replace("-", "")
+    doc = str(item.get("doc_id", ""))
+    if doc.startswith("ngc"):
+        return "ngc"
+    if doc.lower().startswith("vadod"):
+        return "vadod"
+    return "cpgqa"
+
+
+def folded(text: str) -> str:
+    """Return text lower-cased with every run of non-word characters one space."""
+    return _SPACE.sub(" ", text.lower()).strip()
+
+
+def main() -> None:
+    """Run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", type=Path, nargs="+")
+    parser.add_argument("--show", action="store_true")
+    parser.add_argument("--selection", default="semantic")
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="Keep sentence vectors here."
+    )
+    parser.add_argument(
+        "--no-bridge", action="store_true", help="Search the question as asked."
+    )
+    args = parser.parse_args()
+    if args.no_bridge:
+        selection_bench.guideline_words = str
+    encoder = CachedEncoder(minilm()) if args.selection == "semantic" else None
+    cache = args.cache
+    if encoder is not None and cache is not None and cache.exists():
+        encoder.rows.update(pickle.loads(cache.read_bytes()))
+    items = [item for path in args.files for item in read_jsonl(path)]
+    corpora: dict[str, Corpus] = {}
+    hits, recalls, read, answerable_nf, unanswerable_nf = [], [], [], [], []
+    for item in items:
+        name = corpus_of(item)
+        if name not in corpora:
+            docs = (
+                cpgqa_docs(read_jsonl(DATA / "cpgqa" / "passages.jsonl"))
+                if name == "cpgqa"
+                else guideline_docs(name)
+            )
+            corpora[name] = Corpus.of(docs, encoder)
+        corpus = corpora[name]
+        not_found, text, keys = asyncio.run(
+            corpus.answer_read(item["question"], encoder)
+        )
+        answerable = item.get("answerable", True) and item.get("answer")
+        if not answerable:
+            unanswerable_nf.append(not_found)
+        else:
+            recall = 0.0 if not_found else gold_recall(item["answer"], text)
+            recalls.append(recall)
+            hits.append(recall >= 0.999)
+            answerable_nf.append(not_found)
+            span = folded(item["answer"])
+            read.append(any(span in folded(corpus.sections[key].text) for key in keys))
+        if args.show:
+            mark = "NF" if not_found else ("ok" if hits and hits[-1] else "--")
+            if not answerable:
+                mark = "U-nf" if not_found else "U-ANSWERED"
+            print(f"[{mark}] {item.get('id', '')} {item['question']}")
+            print(f"    read: {', '.join(keys)}")
+            if not not_found:
+                print(f"    answer: {text[:400]}")
+            if answerable:
+                print(f"    gold: {item['answer'][:200]}")
+            sys.stdout.flush()
+
+    if encoder is not None and cache is not None:
+        cache.write_bytes(pickle.dumps(encoder.rows))
+
+    def mean(values: list[bool] | list[float]) -> str:
+        return f"{statistics.mean(values):.3f}" if values else "-"
+
+    print(
+        f"n={len(items)} gold_hit={mean(hits)} gold_recall={mean(recalls)} "
+        f"gold_read={mean(read)} answerable_nf={mean(answerable_nf)} "
+        f"unanswerable_nf={mean(unanswerable_nf)} unanswerable={len(unanswerable_nf)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
