@@ -93,13 +93,13 @@ class Corpus:
         )
 
     async def answer(self, question: str, encoder: Encoder | None) -> tuple[bool, str]:
-        not_found, text, _ = await self.answer_read(question, encoder)
-        return not_found, text
+        not_found, units, _ = await self.answer_read(question, encoder)
+        return not_found, " ".join(units)
 
     async def answer_read(
         self, question: str, encoder: Encoder | None
-    ) -> tuple[bool, str, list[str]]:
-        """Answer as ``ask`` does; return "not found", the answer and the keys read."""
+    ) -> tuple[bool, list[str], list[str]]:
+        """Answer as ``ask`` does: "not found", the answer's sentences, the keys read."""
         searched = guideline_words(question)
         read = [key for key, _ in self.fused.search(searched, READ)]
         selection = await select_units(
@@ -109,8 +109,8 @@ class Corpus:
             self.bm25.idf,
             encoder=encoder,
         )
-        text = " ".join(answer_text(unit.text) for unit in selection.units)
-        return selection.not_found, text, read
+        units = [answer_text(unit.text) for unit in selection.units]
+        return selection.not_found, units, read
 
 
 def cpgqa_docs(passages: Sequence[dict[str, Any]]) -> list[SectionDoc]:

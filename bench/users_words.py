@@ -39,6 +39,11 @@ from not_found import (  # type: ignore[import-not-found]
 )
 from veriscribe.metrics.gold import gold_recall
 from veriscribe.retrieval.minilm import minilm
+from veriscribe.text.recommendations import (
+    Recommendation,
+    asks_for_verdict,
+    read_recommendation,
+)
 
 _SPACE = re.compile(r"\W+")
 
@@ -60,6 +65,26 @@ def folded(text: str) -> str:
     return _SPACE.sub(" ", text.lower()).strip()
 
 
+def verdict_lead(question: str, units: list[str]) -> Recommendation | None:
+    """Return the lead ``ask`` shows: the first answer sentence's recommendation."""
+    if not asks_for_verdict(question):
+        return None
+    return next(
+        (found for unit in units if (found := read_recommendation(unit)) is not None),
+        None,
+    )
+
+
+def lead_matches(lead: Recommendation, direction: str, strength: str | None) -> bool:
+    """Tell whether a lead states the expected direction and strength."""
+    wanted = "neither" if direction == "insufficient" else direction
+    if lead.direction != wanted:
+        return False
+    if strength is None or direction == "insufficient":
+        return True
+    return (lead.strength or "").lower() == strength.lower()
+
+
 def main() -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,6 +93,11 @@ def main() -> None:
     parser.add_argument("--selection", default="semantic")
     parser.add_argument(
         "--cache", type=Path, default=None, help="Keep sentence vectors here."
+    )
+    parser.add_argument(
+        "--asked-only",
+        action="store_true",
+        help="Read only the guidelines the questions are about (a smaller corpus).",
     )
     parser.add_argument(
         "--no-bridge", action="store_true", help="Search the question as asked."
@@ -82,6 +112,7 @@ def main() -> None:
     items = [item for path in args.files for item in read_jsonl(path)]
     corpora: dict[str, Corpus] = {}
     hits, recalls, read, answerable_nf, unanswerable_nf = [], [], [], [], []
+    leads_right, leads_shown, leads_wrong_none = [], [], 0
     for item in items:
         name = corpus_of(item)
         if name not in corpora:
@@ -90,11 +121,30 @@ def main() -> None:
                 if name == "cpgqa"
                 else guideline_docs(name)
             )
+            if args.asked_only and name != "cpgqa":
+                asked = {str(i.get("doc_id", "")).lower() for i in items}
+                docs = [d for d in docs if d.key.split(":", 1)[0].lower() in asked]
             corpora[name] = Corpus.of(docs, encoder)
         corpus = corpora[name]
-        not_found, text, keys = asyncio.run(
+        not_found, units, keys = asyncio.run(
             corpus.answer_read(item["question"], encoder)
         )
+        text = " ".join(units)
+        if "direction" in item:
+            lead = verdict_lead(item["question"], units)
+            expected = item["direction"]
+            if expected == "none":
+                leads_wrong_none += lead is not None
+            elif lead is not None:
+                leads_shown.append(True)
+                leads_right.append(lead_matches(lead, expected, item.get("strength")))
+            else:
+                leads_shown.append(False)
+            if args.show:
+                print(
+                    f"    lead: {lead and lead.lead} (expected {expected} "
+                    f"{item.get('strength')})"
+                )
         answerable = item.get("answerable", True) and item.get("answer")
         if not answerable:
             unanswerable_nf.append(not_found)
@@ -123,6 +173,12 @@ def main() -> None:
     def mean(values: list[bool] | list[float]) -> str:
         return f"{statistics.mean(values):.3f}" if values else "-"
 
+    if leads_shown or leads_wrong_none:
+        print(
+            f"verdict leads: shown {sum(leads_shown)} of {len(leads_shown)}, right "
+            f"{sum(leads_right)} of {len(leads_right)}; shown where the quote states "
+            f"none: {leads_wrong_none}"
+        )
     print(
         f"n={len(items)} gold_hit={mean(hits)} gold_recall={mean(recalls)} "
         f"gold_read={mean(read)} answerable_nf={mean(answerable_nf)} "
