@@ -100,7 +100,7 @@ class Corpus:
         self, question: str, encoder: Encoder | None
     ) -> tuple[bool, list[str], list[str]]:
         """Answer as ``ask`` does: "not found", the answer's sentences, the keys read."""
-        searched = guideline_words(question)
+        searched = guideline_words(question, self.bm25.holds)
         read = [key for key, _ in self.fused.search(searched, READ)]
         selection = await select_units(
             searched,

@@ -104,7 +104,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.no_bridge:
-        selection_bench.guideline_words = str
+        selection_bench.guideline_words = lambda question, holds=None: question
     encoder = CachedEncoder(minilm()) if args.selection == "semantic" else None
     cache = args.cache
     if encoder is not None and cache is not None and cache.exists():

@@ -44,3 +44,13 @@ def test_the_shipped_list_parses_and_a_bad_line_is_named() -> None:
     assert terms.exact["BP"] == "blood pressure"
     with pytest.raises(ValueError, match="line 2"):
         read_lay_terms("# notes\nTylenol acetaminophen\n")
+
+
+def test_a_word_the_corpus_uses_is_read_as_the_corpus_means_it() -> None:
+    # In the opioid guideline "OT" is opioid therapy, and "NSAIDs" its own word.
+    uses = {"OT", "NSAIDs"}
+    question = "Which risks of OT and NSAIDs, and is paracetamol safer?"
+    assert guideline_words(question, uses.__contains__) == (
+        "Which risks of OT and NSAIDs, and is acetaminophen safer?"
+    )
+    assert "occupational therapy" in guideline_words(question)

@@ -13,12 +13,15 @@ guideline's own sentences, which the checker certifies.
 A term written with two or more capitals ("BP", "PrEP", "NSAIDs") matches only as
 written, so that "pt" or "prep" in ordinary prose is not read as one; any other term
 matches in any case. The longest term at a place wins, and a term is left alone where
-the question already holds the guideline's phrase ("back pain" in "low back pain").
+the question already holds the guideline's phrase ("back pain" in "low back pain"). A
+one-word term the corpus itself uses is the corpus's word: in the opioid guideline
+"OT" is opioid therapy, not occupational therapy, and stays as asked.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -36,14 +39,19 @@ class LayTerms:
     """Terms matched in any case, by their lower-case text."""
     pattern: re.Pattern[str]
 
-    def rewrite(self, question: str) -> str:
-        """Return the question with each user's term replaced by the guideline's."""
+    def rewrite(self, question: str, holds: Callable[[str], bool] | None = None) -> str:
+        """Return the question with each user's term replaced by the guideline's.
+
+        ``holds`` tells whether the corpus itself uses a word: a one-word term the
+        guidelines use is theirs ("OT" is opioid therapy in an opioid guideline,
+        "NSAIDs" a guideline's own abbreviation), and is left as it is.
+        """
         lowered = question.lower()
 
         def swap(match: re.Match[str]) -> str:
             found = match.group(0)
             target = self.exact.get(found) or self.folded.get(found.lower())
-            if target is None:
+            if target is None or (" " not in found and holds and holds(found)):
                 return found
             # "back pain" in "low back pain": the guideline's phrase is already there.
             start = max(0, match.start() - len(target))
@@ -84,6 +92,10 @@ def lay_terms() -> LayTerms:
     return read_lay_terms(data.read_text(encoding="utf-8"))
 
 
-def guideline_words(question: str) -> str:
-    """Return the question as searched: users' terms in the guidelines' words."""
-    return lay_terms().rewrite(question)
+def guideline_words(question: str, holds: Callable[[str], bool] | None = None) -> str:
+    """Return the question as searched: users' terms in the guidelines' words.
+
+    ``holds`` tells whether the corpus uses a word (`BM25Index.holds`): a one-word
+    term it uses is read as the corpus means it.
+    """
+    return lay_terms().rewrite(question, holds)

@@ -323,7 +323,7 @@ async def _select_by_score(
         judge = UnitJudge(deps.model(), state["question"], options.judged_units)
     encoder = deps.encoder() if options.select == "semantic" else None
     selection = await select_units(
-        searched_question(state),
+        searched_question(state, index.holds),
         [SectionText(row.key, row.title, row.text) for row in sections],
         options.max_sentences,
         index.idf,

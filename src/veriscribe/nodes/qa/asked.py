@@ -12,7 +12,7 @@ answer's quotes are as they were.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from veriscribe.nodes.qa.state import QAState, Turn
 from veriscribe.retrieval.lay_terms import guideline_words
@@ -79,13 +79,18 @@ def with_topic(question: str, previous: str) -> str:
     return f"{question.rstrip()} ({' '.join(carried)})" if carried else question
 
 
-def searched_question(state: QAState) -> str:
-    """Return the question as retrieval and sentence selection read it."""
+def searched_question(
+    state: QAState, holds: Callable[[str], bool] | None = None
+) -> str:
+    """Return the question as retrieval and sentence selection read it.
+
+    ``holds`` tells whether the corpus uses a word (see `guideline_words`).
+    """
     question = state["question"]
     history = state.get("history", [])
     if is_follow_up(question, history):
         question = with_topic(question, searched_previous(history))
-    return guideline_words(question)
+    return guideline_words(question, holds)
 
 
 def searched_previous(history: Sequence[Turn]) -> str:

@@ -146,7 +146,7 @@ async def choose_sections(state: QAState, deps: QADeps) -> QAState:
     method: str = options.retriever
     shown = 0
     keys: list[str] = []
-    query = searched_question(state)
+    query = searched_question(state, (await deps.bm25(corpus)).holds)
     if query != state["question"]:
         notes.append(f"searched as: {query}")
     if method == "llm":
