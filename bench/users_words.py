@@ -141,10 +141,13 @@ def main() -> None:
             else:
                 leads_shown.append(False)
             if args.show:
+                print(f"[verdict] {item.get('id', '')} {item['question']}")
                 print(
                     f"    lead: {lead and lead.lead} (expected {expected} "
-                    f"{item.get('strength')})"
+                    f"{item.get('strength')})\n    answer: {text[:300]}"
                 )
+            # A verdict question is scored by its lead alone, not twice.
+            continue
         answerable = item.get("answerable", True) and item.get("answer")
         if not answerable:
             unanswerable_nf.append(not_found)
