@@ -45,6 +45,8 @@ CONTRASTS = (
     frozenset({"hip", "knee", "hand", "shoulder", "neck", "back"}),
     frozenset({"pregnant", "postpartum", "nonpregnant"}),
     frozenset({"episodic", "chronic"}),
+    frozenset({"prevent", "prevention", "preventive", "attack", "attacks", "acute"}),
+    frozenset({"tension", "tension-type", "migraine", "migraines", "cluster"}),
 )
 """Words of one kind: a follow-up that says one replaces another of the question before."""
 
