@@ -67,6 +67,32 @@ LEADS = [
     ),
 ]
 
+LEADS += [
+    (
+        "25. For patients in SUDs specialty care, the Work Group recommends against "
+        "automatic discharge from care for patients who do not respond to treatment "
+        "or who relapse.",
+        "Recommends against (strong)",
+    ),
+    (
+        "6. For patients with moderate-severe alcohol use disorder for whom "
+        "first-line pharmacotherapy is contraindicated or ineffective, the Work Group "
+        "suggests offering gabapentin.",
+        "Suggests for (weak)",
+    ),
+    (
+        "25. There is insufficient evidence for or against offering internet-based "
+        "comprehensive lifestyle intervention for weight loss, as an alternate or "
+        "adjunct to face-to-face intervention.",
+        "Insufficient evidence to recommend for or against",
+    ),
+    (
+        "The USPSTF recommends screening for syphilis infection in persons who are at "
+        "increased risk for infection.",
+        "Recommends for",
+    ),
+]
+
 NONE = [
     # The grading scale defined, not a recommendation.
     "Strong for (or “We recommend offering this option …”)",

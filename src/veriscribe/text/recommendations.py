@@ -20,7 +20,7 @@ Direction = Literal["for", "against", "neither"]
 Strength = Literal["strong", "weak", "insufficient", "A", "B", "C", "D", "I"]
 
 _INSUFFICIENT = re.compile(
-    r"\binsufficient evidence to (?:recommend|suggest) for or against\b"
+    r"\binsufficient evidence (?:to (?:recommend|suggest) )?for or against\b"
     r"|\bneither for nor against\b"
     r"|\bcurrent evidence is insufficient to assess the balance of benefits and harms\b",
     re.IGNORECASE,
@@ -105,10 +105,10 @@ def read_recommendation(sentence: str) -> Recommendation | None:
     if grade:
         return _graded(against, grade, verb.group(0))
     weak = verb.group(1).lower().startswith("suggest")
-    is_uspstf = not verb.group(0).lower().startswith("we")
-    strength_read: Strength | None = (
-        None if is_uspstf else ("weak" if weak else "strong")
-    )
+    # The USPSTF states strength by its grades; "we" and a work group or panel by
+    # the verb (GRADE: "recommend" strong, "suggest" weak).
+    graded = re.match(r"(?:the )?(?:uspstf|task force)", verb.group(0), re.IGNORECASE)
+    strength_read: Strength | None = None if graded else ("weak" if weak else "strong")
     return Recommendation("against" if against else "for", strength_read, verb.group(0))
 
 
