@@ -11,8 +11,16 @@ the real one. Printed: gold hit (the whole gold answer's content words in the an
 gold recall, whether the gold span was in the sections read, answerable said "not found",
 unanswerable said "not found", and with ``--show`` every answer.
 
-Usage: ``.venv/bin/python bench/users_words.py FILE [FILE ...] [--show]
-[--selection semantic|scored]``
+A line with ``direction`` (``verdicts.jsonl``) is scored by its verdict lead alone: the
+lead ``ask`` shows (the first answer sentence that states a recommendation, when the
+question asks for one) against the expected direction and strength.
+
+``--asked-only`` reads only the guidelines the questions are about (faster: the bench
+embeds every sentence of its corpora; ``--cache FILE`` keeps the vectors between runs);
+``--no-bridge`` searches the questions as asked, without the lay terms.
+
+Usage: ``VERISCRIBE_GUIDELINES=DIR .venv/bin/python bench/users_words.py FILE [FILE ...]
+[--show] [--asked-only] [--cache FILE] [--no-bridge] [--selection semantic|scored]``
 Last line: ``n=<n> gold_hit=<x> gold_recall=<x> gold_read=<x> answerable_nf=<x>
 unanswerable_nf=<x> unanswerable=<n>``.
 """
