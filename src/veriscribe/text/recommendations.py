@@ -107,8 +107,10 @@ def read_recommendation(sentence: str) -> Recommendation | None:
     weak = verb.group(1).lower().startswith("suggest")
     # The USPSTF states strength by its grades; "we" and a work group or panel by
     # the verb (GRADE: "recommend" strong, "suggest" weak).
-    graded = re.match(r"(?:the )?(?:uspstf|task force)", verb.group(0), re.IGNORECASE)
-    strength_read: Strength | None = None if graded else ("weak" if weak else "strong")
+    by_grade = re.match(r"(?:the )?(?:uspstf|task force)", verb.group(0), re.IGNORECASE)
+    strength_read: Strength | None = (
+        None if by_grade else ("weak" if weak else "strong")
+    )
     return Recommendation("against" if against else "for", strength_read, verb.group(0))
 
 
