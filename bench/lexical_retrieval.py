@@ -208,7 +208,7 @@ def retrievers(
     return found
 
 
-def hits(ranked: Sequence[str], gold: str, k: int) -> bool:
+def hits(ranked: Sequence[str], gold: str | None, k: int) -> bool:
     """Tell whether the gold section is among the first k."""
     return any(is_hit(gold, key) for key in ranked[:k])
 
@@ -218,7 +218,7 @@ async def measure(settings: Settings, corpus: str, questions: Path) -> dict[str,
     async with open_store(settings) as store:
         every = await db.sections(store, corpus, with_text=True)
         titles = {doc.doc_id: doc.title for doc in await db.documents(store, corpus)}
-    items = read_questions(questions)
+    items = read_questions(questions, require_gold=True)
     found: dict[str, Any] = {}
     ranked = {
         name: [run(q["question"]) for q in items]

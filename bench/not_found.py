@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,10 +47,17 @@ from veriscribe.options import QAOptions
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.retrieval.dense import Encoder, Matrix
 from veriscribe.retrieval.fused import FusedIndex, SectionDoc
+from veriscribe.retrieval.lay_terms import guideline_words
 from veriscribe.retrieval.minilm import minilm
 from veriscribe.retrieval.units import SectionText, answer_text
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "guidelines"
+DATA = Path(
+    os.environ.get(
+        "VERISCRIBE_GUIDELINES",
+        Path(__file__).resolve().parents[2] / "shared" / "data" / "guidelines",
+    )
+)
+"""The development guidelines (``VERISCRIBE_GUIDELINES`` names another place)."""
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 READ = 3
 """Sections read per question: the default ``--k``."""
@@ -85,16 +93,24 @@ class Corpus:
         )
 
     async def answer(self, question: str, encoder: Encoder | None) -> tuple[bool, str]:
-        read = [key for key, _ in self.fused.search(question, READ)]
+        not_found, units, _ = await self.answer_read(question, encoder)
+        return not_found, " ".join(units)
+
+    async def answer_read(
+        self, question: str, encoder: Encoder | None
+    ) -> tuple[bool, list[str], list[str]]:
+        """Answer as ``ask`` does: "not found", the answer's sentences, the keys read."""
+        searched = guideline_words(question, self.bm25.holds)
+        read = [key for key, _ in self.fused.search(searched, READ)]
         selection = await select_units(
-            question,
+            searched,
             [self.sections[key] for key in read],
             QAOptions().max_sentences,
             self.bm25.idf,
             encoder=encoder,
         )
-        text = " ".join(answer_text(unit.text) for unit in selection.units)
-        return selection.not_found, text
+        units = [answer_text(unit.text) for unit in selection.units]
+        return selection.not_found, units, read
 
 
 def cpgqa_docs(passages: Sequence[dict[str, Any]]) -> list[SectionDoc]:

@@ -466,6 +466,31 @@ class RecoveredFrom(Result):
     """The page the section starts on (PDF sources); None for sources without pages."""
 
 
+class Lead(Result):
+    """What a certified quote recommends, read from its fixed language (never written).
+
+    See `veriscribe.text.recommendations`: "we suggest against" is ``against``,
+    ``weak``; a USPSTF "(B recommendation)" is ``for``, ``B``.
+    """
+
+    direction: Literal["for", "against", "neither"]
+    strength: str | None
+    """``strong``, ``weak``, ``insufficient``, a USPSTF grade (A-D, I), or None."""
+    text: str
+    """The lead as shown, e.g. "Suggests against (weak)"."""
+    phrase: str
+    """The quote's words it was read from."""
+
+
+class NearestSection(Result):
+    """A section read for a question the guidelines do not answer: where to look."""
+
+    key: str
+    """``doc_id:section_id``."""
+    title: str
+    page: int | None = None
+
+
 class Claim(Result):
     """A claim of an answer and what the checks found: its badge is ``status``."""
 
@@ -481,6 +506,8 @@ class Claim(Result):
     recovered_quote: str | None
     recovered_from: RecoveredFrom | None
     note: str
+    lead: Lead | None = None
+    """What the claim's certified quote recommends, when it states a recommendation."""
 
 
 class Retrieval(Result):
@@ -532,6 +559,11 @@ class GraphAnswer(Result):
     sentences: int
     notes: list[str]
     prompt_ids: list[str]
+    lead: Lead | None = None
+    """The answer's verdict, shown above it: the lead of its first certified claim
+    that states a recommendation, when the question asks for one."""
+    nearest: list[NearestSection] = []
+    """For a "not found" answer, the sections read, nearest first: where to look."""
 
 
 class CheckedAnswer(GraphAnswer):
@@ -585,8 +617,9 @@ class QuestionSetAnswer(CheckedAnswer):
     """A line of ``ask --questions`` output: the answer to one question of the set."""
 
     id: str
-    gold_section: str
-    """The section that holds the answer (``doc:section``, or a section id)."""
+    gold_section: str | None = None
+    """The section that holds the answer (``doc:section``, or a section id); None
+    when the question set names none."""
     gold_read: bool
     """Whether the gold section was among the sections read."""
     gold_answer: str | None = None

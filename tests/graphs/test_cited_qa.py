@@ -529,3 +529,12 @@ async def test_recovery_that_the_judge_does_not_accept_is_not_counted(
     assert claim["status"] == "partial"
     assert claim["recovered_quote"] is None
     assert "still not fully supported" in claim["note"]
+
+
+async def test_not_found_names_the_nearest_sections(store: Store) -> None:
+    script = Script(answer="Not found in the loaded guidelines.")
+    result = await ask(store, script, question="How much sodium a day for adults?")
+    assert result["not_found"] is True
+    assert [n["key"] for n in result["nearest"]] == result["read_set"]
+    assert result["nearest"] and all(n["title"] for n in result["nearest"])
+    assert result["lead"] is None

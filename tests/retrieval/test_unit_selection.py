@@ -18,8 +18,10 @@ from veriscribe.retrieval.units import (
     choose_units,
     judge_candidates,
     question_terms,
+    same_statement,
     score_units,
     semantic_score,
+    whole_units,
 )
 
 DOSING = SectionText(
@@ -330,7 +332,10 @@ def test_the_same_sentence_in_two_sections_is_said_once() -> None:
 
 def test_below_the_semantic_cut_is_not_found() -> None:
     scored = score_units("How should opioids be stored at home?", [MIXING])
-    low = {(u.key, u.position): 0.1 for u in scored}
+    # Every word of the question is in the sentence: only a meaning far from it
+    # (a cosine below the cut less the coverage) makes it no answer.
+    best = max((u.coverage + u.corpus_coverage) / 2 for u in scored)
+    low = {(u.key, u.position): SEMANTIC.cut - best - 0.05 for u in scored}
     selection = choose_units(scored, similarity=low)
     assert selection.not_found
     assert (
@@ -346,3 +351,47 @@ def test_the_semantic_score_adds_similarity_and_mean_coverage() -> None:
     model = SemanticModel(coverage=2.0, cut=1.0, spread=0.1)
     expected = 0.5 + 2.0 * (unit.coverage + unit.corpus_coverage) / 2
     assert semantic_score(unit, 0.5, model) == pytest.approx(expected)
+
+
+# A recommendations table flattened from a PDF: a cell's lines are blocks of their own,
+# and a column's label may fall between them.
+TABLE = SectionText(
+    "lbp:table",
+    "Recommendations",
+    "For patients with acute low back pain, there is insufficient\n\n"
+    "evidence to recommend for or against opioids.\n\n"
+    "For patients with chronic low back pain, there is insufficient\n\n"
+    "Weak against\n\n"
+    "evidence to recommend for or against the use of yoga.\n\n"
+    "We suggest against opioids for chronic low back pain.",
+)
+BODY = SectionText(
+    "lbp:opioids",
+    "Opioids",
+    "We suggest against the use of opioids for chronic low back pain. "
+    "Opioids carry a risk of overdose.",
+)
+
+
+def test_a_cut_cell_is_completed_or_left_out() -> None:
+    texts = [u.text for u in whole_units(TABLE.text)]
+    assert (
+        "For patients with acute low back pain, there is insufficient evidence to "
+        "recommend for or against opioids." in texts
+    )
+    # The label between the lines is not read into the sentence: the cell is left out.
+    assert not any(t.startswith("For patients with chronic") for t in texts)
+    assert not any(t.startswith("evidence to") for t in texts)
+
+
+def test_a_statement_made_twice_is_one_sentence_with_its_echo() -> None:
+    selection = choose_units(
+        score_units("Should opioids be used for chronic low back pain?", [TABLE, BODY])
+    )
+    texts = [u.text for u in selection.units]
+    said = [t for t in texts if "against" in t and "chronic" in t]
+    assert len(said) == 1
+    first = next(u for u in selection.units if u.text == said[0])
+    echoes = selection.echoes[(first.key, first.position)]
+    assert [e.key for e in echoes] != [first.key] or echoes[0].text != first.text
+    assert same_statement(said[0], echoes[0].text)

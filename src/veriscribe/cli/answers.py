@@ -176,7 +176,8 @@ def ask(
         Path | None,
         typer.Option(
             "--questions",
-            help="Answer a question set (JSON lines, cpgQA layout) into --out.",
+            help="Answer a question file into --out: one question a line, or JSON "
+            "lines with `question` (gold fields, if any, are for scoring).",
         ),
     ] = None,
     out: Annotated[

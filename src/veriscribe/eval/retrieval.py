@@ -21,7 +21,7 @@ DEFAULT_KS = (1, 3, 5, 10)
 
 
 def hit_rates(
-    ranked: Sequence[Sequence[str]], gold: Sequence[str], ks: Sequence[int]
+    ranked: Sequence[Sequence[str]], gold: Sequence[str | None], ks: Sequence[int]
 ) -> dict[str, float]:
     """Return ``hit_rate_at_k`` for each k: the share of questions whose gold is in the top k."""
     return {
@@ -45,7 +45,7 @@ async def eval_retrieval(
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> RetrievalReport:
     """Measure hit rate at k and mean sections returned for each retriever."""
-    questions = read_questions(questions_path, limit)
+    questions = read_questions(questions_path, limit, require_gold=True)
     top = max(ks)
     report = RetrievalReport(
         corpus=corpus, questions=len(questions), ks=list(ks), retrievers={}

@@ -80,6 +80,14 @@ class BM25Index:
             if score > 0
         ]
 
+    def holds(self, word: str) -> bool:
+        """Tell whether the indexed texts hold a word (each of its stems)."""
+        if self._model is None:
+            raise RuntimeError("the BM25 index is empty: call build() or load() first")
+        tokens = bm25_tokens(word)
+        vocab = self._model.vocab_dict
+        return bool(tokens) and all(token in vocab for token in tokens)
+
     def idf(self, term: str) -> float:
         """Return the Lucene IDF of a tokenized term over the indexed texts.
 

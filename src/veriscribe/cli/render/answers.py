@@ -101,7 +101,10 @@ def funnel_line(result: CheckedAnswer) -> str:
 
 
 def _claim_detail(claim: Claim) -> Text:
-    detail = Text(claim.text)
+    detail = Text()
+    if claim.lead is not None:
+        detail.append(f"{claim.lead.text}: ", style="bold")
+    detail.append(claim.text)
     numbers = sorted({c.n for c in claim.citations})
     if numbers:
         detail.append(" " + "".join(f"[{n}]" for n in numbers), style="dim")
@@ -153,7 +156,18 @@ def qa_result(
     """
     if result.error:
         errors.print(Text(f"warning: {result.error}", style="yellow"))
+    if result.lead is not None:
+        # Read from the certified quote's own words, never written by a model.
+        console.print(Text(result.lead.text, style="bold"))
     console.print(Text((result.answer_numbered or result.answer).strip()))
+    if result.nearest:
+        console.print(Text("Nearest sections, where to look:", style="dim"))
+        for section in result.nearest:
+            line = f"  {section.key}{_page_label(section.page)}"
+            console.print(
+                Text(f"{line}  {section.title}".rstrip(), style="dim"),
+                soft_wrap=True,
+            )
     console.print()
     if result.claims:
         table = Table(show_header=False, box=None, padding=(0, 1))

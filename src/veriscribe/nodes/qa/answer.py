@@ -22,6 +22,7 @@ from veriscribe.checks.markers import (
 from veriscribe.checks.support import self_certifies
 from veriscribe.errors import StructuredOutputError
 from veriscribe.llm.client import LLM
+from veriscribe.nodes.qa.asked import searched_question
 from veriscribe.nodes.qa.constrained import (
     SourceUnits,
     quote_constraint,
@@ -38,6 +39,7 @@ from veriscribe.nodes.qa.state import (
     NOT_FOUND_ANSWER,
     AnswerSentence,
     CitationRef,
+    Nearest,
     QADeps,
     QAState,
     Turn,
@@ -293,6 +295,9 @@ async def answer(state: QAState, runtime: Runtime[QADeps]) -> QAState:
     not_found = says_not_found(sentences)
     if not_found:
         sentences = []
+        base["nearest"] = [
+            Nearest(key=row.key, title=row.title, page=row.page) for row in ordered
+        ]
     return {
         **base,
         "answer": NOT_FOUND_ANSWER if not_found else render_answer(sentences),
@@ -318,7 +323,7 @@ async def _select_by_score(
         judge = UnitJudge(deps.model(), state["question"], options.judged_units)
     encoder = deps.encoder() if options.select == "semantic" else None
     selection = await select_units(
-        state["question"],
+        searched_question(state, index.holds),
         [SectionText(row.key, row.title, row.text) for row in sections],
         options.max_sentences,
         index.idf,
@@ -458,6 +463,9 @@ def scored_answer(
     base: QAState = {"read_set": read, "notes": list(state.get("notes", []))}
     if selection.not_found:
         nearest = ", ".join(read[:3]) or "none"
+        base["nearest"] = [
+            Nearest(key=row.key, title=row.title, page=row.page) for row in sections
+        ]
         judged = (
             ""
             if selection.best_odds is None
@@ -474,9 +482,18 @@ def scored_answer(
             "answer_sentences": [],
             "not_found": True,
         }
+    # A statement the guideline makes twice (its summary table and its text) is one
+    # sentence cited by both places.
     sentences = [
         AnswerSentence(
-            text=answer_text(unit.text), citations=[citation_ref(unit.key, unit.text)]
+            text=answer_text(unit.text),
+            citations=[
+                citation_ref(unit.key, unit.text),
+                *(
+                    citation_ref(echo.key, echo.text)
+                    for echo in selection.echoes.get((unit.key, unit.position), ())
+                ),
+            ],
         )
         for unit in selection.units
     ]

@@ -43,10 +43,13 @@ from veriscribe.results import (
     ClaimCitation,
     ClaimStatus,
     GraphAnswer,
+    Lead,
+    NearestSection,
     RecoveredFrom,
     Retrieval,
     Tier,
 )
+from veriscribe.text.recommendations import asks_for_verdict, read_recommendation
 from veriscribe.text.sentences import Sentence
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
@@ -205,6 +208,29 @@ def _shown(citation: MarkedCitation, number: int) -> ClaimCitation:
     )
 
 
+def claim_lead(claim: ClaimInfo, by_index: Mapping[int, MarkedCitation]) -> Lead | None:
+    """Return what a certified claim's quote recommends, read from its words.
+
+    Only a certified claim has a lead: it is the quote's own recommendation, so it is
+    shown only where the checks proved the quote says the claim.
+    """
+    if claim["status"] != "certified":
+        return None
+    for index in claim["citations"]:
+        citation = by_index[index]
+        if not is_compliant(citation["tier"]):
+            continue
+        found = read_recommendation(citation["quote"])
+        if found is not None:
+            return Lead(
+                direction=found.direction,
+                strength=found.strength,
+                text=found.lead,
+                phrase=found.phrase,
+            )
+    return None
+
+
 def _claim_result(
     claim: ClaimInfo, by_index: Mapping[int, MarkedCitation], numbers: Mapping[int, int]
 ) -> Claim:
@@ -230,6 +256,7 @@ def _claim_result(
             else None
         ),
         note=claim["note"],
+        lead=claim_lead(claim, by_index),
     )
 
 
@@ -256,13 +283,17 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> GraphAnswer:
         notes.append("no claim of this answer was checked")
     funnel["not_checked"] = len(not_checked)
     retrieval = state.get("retrieval") or {"method": "", "candidates": 0, "notes": []}
+    shown = [_claim_result(claim, by_index, numbers) for claim in claims]
+    lead = None
+    if asks_for_verdict(state.get("question", "")):
+        lead = next((claim.lead for claim in shown if claim.lead is not None), None)
     return GraphAnswer(
         question=state.get("question", ""),
         answer=answer,
         answer_numbered=numbered,
         not_found=bool(state.get("not_found", False)),
         error=failed,
-        claims=[_claim_result(claim, by_index, numbers) for claim in claims],
+        claims=shown,
         citations=[
             Citation(
                 **dict(_shown(c, numbers[c["index"]])), span=c["span"], note=c["note"]
@@ -278,6 +309,13 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> GraphAnswer:
         sentences=len(sentences),
         notes=notes,
         prompt_ids=sorted(set(state.get("prompt_ids", [])) | branch_prompts(state)),
+        lead=lead,
+        nearest=[
+            NearestSection(key=n["key"], title=n["title"], page=n["page"])
+            for n in state.get("nearest", [])
+        ]
+        if state.get("not_found")
+        else [],
     )
 
 

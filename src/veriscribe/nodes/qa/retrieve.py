@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from veriscribe.errors import StructuredOutputError
+from veriscribe.nodes.qa.asked import searched_question
 from veriscribe.nodes.qa.sources import resolve_section
 from veriscribe.nodes.qa.state import QADeps, QAState, RetrievalInfo, Turn
 from veriscribe.prompts import Prompt, load_prompt
@@ -145,6 +146,9 @@ async def choose_sections(state: QAState, deps: QADeps) -> QAState:
     method: str = options.retriever
     shown = 0
     keys: list[str] = []
+    query = searched_question(state, (await deps.bm25(corpus)).holds)
+    if query != state["question"]:
+        notes.append(f"searched as: {query}")
     if method == "llm":
         keys, shown, prompt_id = await _llm_pick(state, deps, notes)
         if prompt_id:
@@ -154,15 +158,12 @@ async def choose_sections(state: QAState, deps: QADeps) -> QAState:
             notes.append("fell back to BM25")
     if method == "fused":
         fused = await deps.fused(corpus)
-        keys = [key for key, _ in fused.search(state["question"], options.k)]
+        keys = [key for key, _ in fused.search(query, options.k)]
     elif method == "bm25":
-        keys = [
-            key
-            for key, _ in (await deps.bm25(corpus)).search(state["question"], options.k)
-        ]
+        keys = [key for key, _ in (await deps.bm25(corpus)).search(query, options.k)]
     elif method == "dense":
         index = await deps.dense(corpus)
-        keys = [key for key, _ in index.search(state["question"], options.k)]
+        keys = [key for key, _ in index.search(query, options.k)]
     rows = await deps.sections(corpus, keys)
     keys, dropped = cap_read_set(
         keys, {key: row.chars for key, row in rows.items()}, options.read_chars

@@ -274,6 +274,14 @@ class RecoverTask(TypedDict):
     read_set: list[str]
 
 
+class Nearest(TypedDict):
+    """A section read for a question the sections do not answer, nearest first."""
+
+    key: str
+    title: str
+    page: int | None
+
+
 def collect(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
     """Append parallel branches' results; an empty list (a new turn's input) clears."""
     if not right:
@@ -302,6 +310,7 @@ class QAState(TypedDict, total=False):
     notes: list[str]
     prompt_ids: list[str]
     result: dict[str, Any]
+    nearest: list[Nearest]
 
 
 def turn_input(
@@ -332,4 +341,5 @@ def turn_input(
         notes=[],
         prompt_ids=[],
         result={},
+        nearest=[],
     )

@@ -163,6 +163,15 @@ function showAnswer(result) {
     say($("ask-status"), "No answer: " + result.error, true);
     return;
   }
+  // The lead is read from the certified quote's own words, never written by a model.
+  $("lead").hidden = !result.lead;
+  $("lead").textContent = result.lead ? result.lead.text : "";
+  const nearest = result.nearest || [];
+  $("nearest").hidden = !nearest.length;
+  $("nearest").textContent = nearest.length
+    ? "Nearest sections, where to look: " +
+      nearest.map((s) => (s.title ? `${s.title} (${s.key})` : s.key)).join("; ")
+    : "";
   if (result.not_found) {
     say($("ask-status"), "The corpus does not answer this question.");
   } else {
@@ -171,7 +180,8 @@ function showAnswer(result) {
   }
   for (const claim of result.claims) {
     const item = itemFor(claim.text);
-    item.querySelector(".text").textContent = claim.text + " ";
+    item.querySelector(".text").textContent =
+      (claim.lead ? claim.lead.text + ": " : "") + claim.text + " ";
     setBadge(item, BADGES[claim.status] || "flagged", claim.status);
     for (const citation of claim.citations) {
       const button = document.createElement("button");
@@ -253,6 +263,8 @@ async function ask(event) {
   asked = { corpus, sentences: [], result: null };
   $("claims").replaceChildren();
   $("reading").textContent = "";
+  $("lead").hidden = true;
+  $("nearest").hidden = true;
   $("section").hidden = true;
   $("ask-button").disabled = true;
   say($("ask-status"), "Waiting for a free slot…");

@@ -1,0 +1,60 @@
+"""The verdict lead: read from a certified claim's compliant quote, and from no other."""
+
+from __future__ import annotations
+
+from veriscribe.nodes.qa.present import claim_lead
+from veriscribe.nodes.qa.state import ClaimInfo, MarkedCitation
+
+QUOTE = (
+    "We suggest against initiating opioids (including tramadol) for pain associated "
+    "with osteoarthritis of the hip and knee."
+)
+
+
+def claim(status: str) -> ClaimInfo:
+    return ClaimInfo(
+        sentence=0,
+        text=QUOTE,
+        citations=[0],
+        status=status,  # type: ignore[typeddict-item]
+        verdict=None,
+        votes=[],
+        shortfall=None,
+        recovered=None,
+        judged_by="lexical",
+        score=None,
+        note="",
+    )
+
+
+def cited(tier: str, quote: str = QUOTE) -> dict[int, MarkedCitation]:
+    return {
+        0: MarkedCitation(
+            index=0,
+            doc_id="oa",
+            section_id="opioids",
+            quote=quote,
+            offset=0,
+            tier=tier,  # type: ignore[typeddict-item]
+            span=[0, len(quote)],
+            note="",
+            source=quote,
+        )
+    }
+
+
+def test_a_certified_quote_gives_its_lead() -> None:
+    lead = claim_lead(claim("certified"), cited("exact"))
+    assert lead is not None
+    assert (lead.text, lead.direction, lead.strength) == (
+        "Suggests against (weak)",
+        "against",
+        "weak",
+    )
+
+
+def test_no_lead_without_certification_or_a_recommendation() -> None:
+    assert claim_lead(claim("partial"), cited("exact")) is None
+    assert claim_lead(claim("certified"), cited("fail")) is None
+    plain = "Opioids carry a risk of overdose and dependence."
+    assert claim_lead(claim("certified"), cited("exact", plain)) is None
