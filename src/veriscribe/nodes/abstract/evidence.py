@@ -48,7 +48,7 @@ from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
 from veriscribe.results import SENTENCE_STATUSES, SentenceStatus
 from veriscribe.text.numbers import ArticleNumbers
 from veriscribe.text.pointers import points_to_display, strip_pointers
-from veriscribe.text.sentences import split_sentences
+from veriscribe.text.sentences import sentences_of
 from veriscribe.text.tokens import support_tokens
 
 __all__ = [
@@ -159,9 +159,16 @@ class Unit:
 
 def _role(label: str, paragraph: Paragraph) -> str:
     title = " ".join(paragraph.path) or paragraph.section
-    if _RESULTS_TITLE.search(title):
+    results, conclusions = (
+        _RESULTS_TITLE.search(title),
+        _CONCLUSIONS_TITLE.search(title),
+    )
+    if results and conclusions:
+        # "Results and Discussion": the divide step's label tells them apart.
+        return "conclusions" if label == "conclusions" else "results"
+    if results:
         return "results"
-    if _CONCLUSIONS_TITLE.search(title):
+    if conclusions:
         return "conclusions"
     return label or "other"
 
@@ -172,7 +179,9 @@ def article_units(paragraphs: Sequence[Paragraph], labels: Sequence[str]) -> lis
     for i, paragraph in enumerate(paragraphs):
         role = _role(labels[i] if i < len(labels) else "", paragraph)
         section = " > ".join(paragraph.path) or paragraph.section
-        for sentence in split_sentences(paragraph.text):
+        # Whole sentences only: a piece after "et al." or a citation joins the one
+        # before it, so a repair never opens mid-sentence.
+        for sentence in sentences_of(paragraph.text):
             units.append(Unit(i, section, sentence, role, terms(sentence).words))
     return units
 
