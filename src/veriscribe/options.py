@@ -38,12 +38,18 @@ class AbstractOptions(BaseModel):
     """Top TextRank key phrases injected into the prompts (0: off)."""
     lean: bool = True
     labeller: LabellerKind = "auto"
-    copy_limit: int = Field(4, ge=0)
+    copy_limit: int = Field(0, ge=0)
     """On the embedded model, the longest word-for-word run of a facet's text a
-    summary may contain (0: no limit)."""
+    summary may contain (0: no limit, the default: a small model kept off the
+    source's words reaches for wrong ones; the limit never refuses a content word
+    of the source)."""
     words: int = Field(250, ge=0)
     """The abstract's asked length in words, held to within 20% by the refine step
     (0: not held)."""
+    evidence: bool = True
+    """Check every sentence against the article sentences it is drawn from, and
+    repair or drop the ones that fail (False: the refine step's checks alone, to
+    compare against or to test the graph's other steps)."""
 
     @field_validator("words")
     @classmethod

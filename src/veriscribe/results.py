@@ -181,6 +181,42 @@ class AbstractChecks(Result):
     they were before being lower-cased."""
 
 
+class SentenceEvidence(Result):
+    """An article sentence an abstract sentence is drawn from."""
+
+    paragraph: int
+    """The paragraph's index in the article body (0-based)."""
+    section: str
+    """The paragraph's section path, headings joined by `` > ``."""
+    quote: str
+    """The article sentence, verbatim."""
+
+
+SentenceStatus = Literal["certified", "repaired", "dropped"]
+"""What the check against its evidence made of an abstract sentence: ``certified``
+as written, ``repaired`` (replaced by its evidence sentence, shortened only by cutting
+words), ``dropped`` (not shown)."""
+
+SENTENCE_STATUSES: Final[tuple[SentenceStatus, ...]] = get_args(SentenceStatus)
+
+
+class AbstractSentence(Result):
+    """One abstract sentence with its evidence and its status."""
+
+    text: str
+    """The sentence as shown (for ``dropped``: as the model wrote it)."""
+    status: SentenceStatus
+    original: str = ""
+    """The model's sentence ("" for one taken from the article)."""
+    reason: str = ""
+    """Why the model's sentence failed its check ("" when certified)."""
+    origin: Literal["model", "article"] = "model"
+    """``article``: added as the article states it (a finding or the conclusion)."""
+    role: str = "other"
+    """The facet of its first evidence paragraph (``results``, ``conclusions``...)."""
+    evidence: list[SentenceEvidence] = []
+
+
 class GraphAbstract(Result):
     """What the abstract graph ends in: the abstract, how it was made, its calls."""
 
@@ -194,6 +230,10 @@ class GraphAbstract(Result):
     prompt_ids: list[str]
     checks: AbstractChecks | None
     usage: Usage
+    sentences: list[AbstractSentence] = []
+    """Every sentence in abstract order with its evidence, dropped ones included."""
+    sentence_counts: dict[str, int] = {}
+    """How many sentences were ``certified``, ``repaired`` and ``dropped``."""
 
 
 class AbstractResult(Result):
@@ -223,6 +263,11 @@ class AbstractResult(Result):
     """The asked length in words (0: not held)."""
     checks: AbstractChecks | None = None
     """What the checks after refining found and changed (None: made before them)."""
+    sentences: list[AbstractSentence] = []
+    """Every sentence in abstract order with its evidence and status, the dropped
+    ones included (empty: made before the check against evidence)."""
+    sentence_counts: dict[str, int] = {}
+    """How many sentences were ``certified``, ``repaired`` and ``dropped``."""
     paragraph_count: int
     usage: Usage
     thread_id: str

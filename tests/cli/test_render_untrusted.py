@@ -268,6 +268,9 @@ SHOWS_TEXT: dict[str, Call] = {
     "abstract_result": lambda c, s: abstracts.abstract_result(
         c, fill(AbstractResult, s)
     ),
+    "sentence_lines": lambda c, s: c.print(
+        abstracts.sentence_lines(fill(AbstractResult, s), evidence=True)
+    ),
     "BatchView": batch_view,
     "batch_line": lambda c, s: batch.batch_line(c, fill(BatchSummary, s), errors=c),
     "batch_summary": lambda c, s: batch.batch_summary(c, fill(BatchSummary, s)),

@@ -129,8 +129,10 @@ async def run(
     options: AbstractOptions | None = None,
     art: Article | None = None,
 ) -> AbstractResult:
+    # The graph's steps are read here before the check against evidence, which
+    # replaces a scripted sentence the article does not hold; it has its own tests.
     return await run_abstract(
-        store, llm, art or article(), options or AbstractOptions()
+        store, llm, art or article(), options or AbstractOptions(evidence=False)
     )
 
 
@@ -309,7 +311,9 @@ async def test_facet_over_budget_is_chunked_and_merged(store: Store) -> None:
 async def test_naive_split_uses_the_unnamed_prompt(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder())
     result = await run(
-        store, scripted_llm(chat), AbstractOptions(split="ns", prompt="bc")
+        store,
+        scripted_llm(chat),
+        AbstractOptions(evidence=False, split="ns", prompt="bc"),
     )
     assert "label" not in kinds(chat)
     assert all(f.name.startswith("part") for f in result.facets)
@@ -322,7 +326,9 @@ async def test_naive_split_uses_the_unnamed_prompt(store: Store) -> None:
 
 async def test_section_headers_split(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder())
-    result = await run(store, scripted_llm(chat), AbstractOptions(split="sh"))
+    result = await run(
+        store, scripted_llm(chat), AbstractOptions(evidence=False, split="sh")
+    )
     by_name = {f.name: f.paragraphs for f in result.facets}
     assert by_name["background"] == [0, 1]
     assert by_name["conclusions"] == [5]
@@ -336,7 +342,9 @@ async def test_lean_mode_asks_for_summary_only(store: Store) -> None:
     chat = ScriptedChatModel(
         responder=responder(facet=facet, refine=lambda p: '{"abstract": "A."}')
     )
-    result = await run(store, scripted_llm(chat), AbstractOptions(lean=True))
+    result = await run(
+        store, scripted_llm(chat), AbstractOptions(evidence=False, lean=True)
+    )
     assert result.abstract == "A."
     schemas = [k["format"] for p, k in chat.calls if kind(p) == "facet"]
     assert all(set(s["properties"]) == {"summary"} for s in schemas)
@@ -380,7 +388,7 @@ async def test_other_options_get_their_own_thread(store: Store) -> None:
     second = await run(
         store,
         scripted_llm(ScriptedChatModel(responder=responder())),
-        AbstractOptions(prompt="di"),
+        AbstractOptions(evidence=False, prompt="di"),
     )
     assert first.thread_id != second.thread_id
 
@@ -450,7 +458,7 @@ async def test_the_copy_limit_reaches_a_backend_that_guards_copying(
 ) -> None:
     chat = ScriptedChatModel(responder=responder())
     llm = dataclasses.replace(scripted_llm(chat), guards_copying=True)
-    await run(store, llm, AbstractOptions(copy_limit=3))
+    await run(store, llm, AbstractOptions(evidence=False, copy_limit=3))
     art = article()
     for prompt, kwargs in chat.calls:
         if kind(prompt) == "facet":
@@ -469,7 +477,7 @@ async def test_the_copy_limit_reaches_a_backend_that_guards_copying(
 async def test_no_copy_limit_sends_no_guard(store: Store) -> None:
     chat = ScriptedChatModel(responder=responder())
     llm = dataclasses.replace(scripted_llm(chat), guards_copying=True)
-    await run(store, llm, AbstractOptions(copy_limit=0))
+    await run(store, llm, AbstractOptions(evidence=False, copy_limit=0))
     assert all("copy_guard" not in kwargs for _, kwargs in chat.calls)
 
 
@@ -504,7 +512,7 @@ async def test_refine_asks_for_the_length_and_trims_an_abstract_that_runs_over(
     result = await run(
         store,
         scripted_llm(chat),
-        AbstractOptions(labeller="classifier"),
+        AbstractOptions(evidence=False, labeller="classifier"),
         long_article(),
     )
     (prompt, kwargs) = next((p, k) for p, k in chat.calls if kind(p) == "refine")
@@ -540,7 +548,7 @@ async def test_a_short_abstract_of_a_long_article_gains_facet_sentences(
     result = await run(
         store,
         scripted_llm(chat),
-        AbstractOptions(labeller="classifier"),
+        AbstractOptions(evidence=False, labeller="classifier"),
         long_article(),
     )
     assert result.checks is not None and result.checks.length == "padded"
@@ -570,7 +578,9 @@ async def test_refine_drops_echoed_guidance_and_keeps_numbers_exact(
             facet=facet, refine=lambda p: json.dumps({"abstract": reply})
         )
     )
-    result = await run(store, scripted_llm(chat), AbstractOptions(words=0))
+    result = await run(
+        store, scripted_llm(chat), AbstractOptions(evidence=False, words=0)
+    )
     assert result.abstract == (
         "We randomised 412 adults with sepsis to early or delayed antibiotics. "
         "Mortality at 28 days was 18% early and 25% delayed."
@@ -590,3 +600,34 @@ async def test_the_own_prompts_ask_the_question_a_facet_answers(store: Store) ->
     prompts = {facet_of(p): p for p, _ in chat.calls if kind(p) == "facet"}
     assert "What gap in knowledge motivated the work?" in prompts["background"]
     assert "research gap and the motivation" not in prompts["background"]
+
+
+async def test_every_sentence_is_shown_with_its_evidence_or_repaired(
+    store: Store,
+) -> None:
+    reply = (
+        "Sepsis is a leading cause of death in intensive care units worldwide. "
+        "We randomised 412 adults with sepsis to early or delayed antibiotics. "
+        "Mortality at 28 days was higher with early than with delayed therapy."
+    )
+    chat = ScriptedChatModel(
+        responder=responder(refine=lambda p: json.dumps({"abstract": reply}))
+    )
+    result = await run(store, scripted_llm(chat), AbstractOptions(words=0))
+    statuses = [(s.status, s.origin, s.role) for s in result.sentences]
+    assert statuses == [
+        ("certified", "model", "background"),
+        ("certified", "model", "methods"),
+        ("repaired", "model", "results"),
+        ("certified", "article", "conclusions"),
+    ]
+    flipped = result.sentences[2]
+    assert flipped.text == PARAGRAPHS[4][1]
+    assert flipped.original.endswith("higher with early than with delayed therapy.")
+    assert flipped.reason
+    assert flipped.evidence[0].paragraph == 4
+    assert flipped.evidence[0].section == "Results"
+    assert result.sentence_counts == {"certified": 3, "repaired": 1, "dropped": 0}
+    assert "higher" not in result.abstract
+    assert result.abstract.endswith(PARAGRAPHS[5][1])
+    assert any(f.startswith("evidence_checked:") for f in result.fallbacks)

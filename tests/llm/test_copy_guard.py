@@ -18,10 +18,12 @@ SOURCE = (
 )
 
 
-def test_a_run_may_reach_the_limit_but_not_pass_it() -> None:
+def test_a_run_is_stopped_at_a_function_word_never_at_a_content_word() -> None:
     guard = CopyGuard(SOURCE, 3)
     assert not guard.forbids("In short, the input", " DNA")
-    assert guard.forbids("In short, the input DNA", " ranged")
+    # Kept off the source's word, a small model writes another, often the opposite.
+    assert not guard.forbids("In short, the input DNA", " ranged")
+    assert guard.forbids("positive for XMRV and MLV in", " the")
 
 
 def test_a_word_is_stopped_at_its_first_token() -> None:
@@ -43,7 +45,7 @@ def test_numbers_and_punctuation_are_never_forbidden() -> None:
 
 def test_case_and_spacing_do_not_hide_a_copy() -> None:
     guard = CopyGuard(SOURCE, 3)
-    assert guard.forbids("POSITIVE   for  xmrv and", " m")
+    assert guard.forbids("POSITIVE   for  xmrv AND   mlv in", " the")
 
 
 def test_gluing_a_word_to_a_finished_source_word_counts_as_a_new_word() -> None:
@@ -56,12 +58,12 @@ def test_the_rest_of_a_begun_word_is_allowed() -> None:
     assert not guard.forbids("positive for XMRV and MLV in the nes", "ted")
 
 
-def test_names_are_allowed_but_count_toward_the_run() -> None:
+def test_names_and_content_words_are_never_stopped_but_count_toward_the_run() -> None:
     guard = CopyGuard(SOURCE, 3)
     assert not guard.forbids("sample was positive for", " XMRV")
-    assert guard.forbids("positive for XMRV and MLV in the", " nested")
-    # Two words past the limit at most.
-    assert guard.forbids("No sample was positive for", " XMRV")
+    assert not guard.forbids("No sample was positive for", " XMRV")
+    assert not guard.forbids("positive for XMRV and MLV in the", " nested")
+    assert guard.forbids("sample was positive for XMRV and MLV in", " the")
 
 
 def test_the_text_may_not_loop_on_its_own_words() -> None:
@@ -79,17 +81,17 @@ def test_the_limit_is_at_least_one_word() -> None:
 
 
 def test_the_processor_masks_only_copying_tokens_among_the_best() -> None:
-    vocab = {0: " ranged", 1: " widely", 2: " 600", 3: " between"}
+    vocab = {0: " the", 1: " widely", 2: " 600", 3: " between"}
     guard = CopyGuard(SOURCE, 3)
     process = copy_guard_processor(guard, vocab.__getitem__, candidates=3)
     prompt = [7, 7, 7]
-    # What was generated so far: "the input DNA" as one token per word.
-    words = {10: "the", 11: " input", 12: " DNA"}
+    # What was generated so far: "for XMRV and MLV in" as one token per word.
+    words = {10: "for", 11: " XMRV", 12: " and", 13: " MLV", 14: " in"}
     vocab.update(words)
-    scores = np.array([5.0, 4.0, 3.0, -9.0] + [-20.0] * 10, dtype=np.float32)
+    scores = np.array([5.0, 4.0, 3.0, -9.0] + [-20.0] * 12, dtype=np.float32)
     process(prompt, scores.copy())  # the first call marks where the prompt ends
-    out = process([*prompt, 10, 11, 12], scores.copy())
-    assert out[0] == -np.inf  # " ranged" continues the copy
+    out = process([*prompt, 10, 11, 12, 13, 14], scores.copy())
+    assert out[0] == -np.inf  # " the" continues the copy
     assert out[1] == 4.0 and out[2] == 3.0
     assert out[3] == -9.0  # not among the 3 best: left alone
 
@@ -142,7 +144,8 @@ def test_the_first_bytes_of_a_foreign_character_are_refused() -> None:
 
 def test_a_blocked_word_is_not_let_through_recased() -> None:
     guard = malaria_guard()
-    assert verdict(guard, "Children with cerebral", " malaria") == Verdict.COPY
+    # The source's word itself is never refused; only its garbled stand-ins are.
+    assert verdict(guard, "Children with cerebral", " malaria") == Verdict.ALLOW
     assert verdict(guard, "Children with cerebral", " Malaria") == Verdict.GARBLE
     assert verdict(guard, "Children with cerebral", " MALARIA") == Verdict.GARBLE
     assert verdict(guard, "These results may be", " Highly") == Verdict.GARBLE
@@ -185,42 +188,46 @@ def test_function_words_units_and_terms_pass_whatever_the_run() -> None:
     assert verdict(guard, "were treated with", " artesunate") == Verdict.ALLOW
     assert verdict(guard, "rats with methods", " of") == Verdict.ALLOW
     assert verdict(guard, "rats with methods of", " the") == Verdict.ALLOW
-    # They still count toward the run: the next content word is stopped.
-    assert verdict(guard, "with methods of the", " study") == Verdict.COPY
+    # They still count toward the run, but a content word is never stopped.
+    assert verdict(guard, "with methods of the", " study") == Verdict.ALLOW
     # And they extend a run by two words past the limit at most.
     assert verdict(guard, "treated rats with methods of", " the") == Verdict.COPY
     assert verdict(guard, "We treated rats with methods", " of") == Verdict.COPY
 
 
-def test_the_start_of_a_term_does_not_carry_a_copied_word() -> None:
+def test_a_source_word_is_never_refused_whichever_token_starts_it() -> None:
     guard = malaria_guard()
     assert verdict(guard, "We treated rats with", " met") == Verdict.ALLOW
     assert verdict(guard, "We treated rats with met", "formin") == Verdict.ALLOW
-    assert verdict(guard, "We treated rats with met", "hods") == Verdict.COPY
+    assert verdict(guard, "We treated rats with met", "hods") == Verdict.ALLOW
 
 
 def test_the_processor_prefers_copying_to_garbling_and_never_a_foreign_script() -> None:
     guard = malaria_guard()
     vocab = {
-        0: " malaria",
-        1: " Malaria",
+        0: " the",
+        1: " The",
         2: " и",
-        3: "alaria",
+        3: " qzy",
         4: " disease",
         5: " qzx",
-        10: "Children",
-        11: " with",
-        12: " cerebral",
+        10: "We",
+        11: " treated",
+        12: " rats",
+        13: " with",
+        14: " methods",
+        15: " of",
     }
     process = copy_guard_processor(guard, vocab.__getitem__, candidates=5)
     prompt = [7, 7]
+    generated = [*prompt, 10, 11, 12, 13, 14, 15]
     scores = np.array([9.0, 8.0, 7.0, 6.0, 5.0, -20.0], dtype=np.float32)
     process(prompt, scores.copy())
-    out = process([*prompt, 10, 11, 12], scores.copy())
+    out = process(generated, scores.copy())
     assert out[:5].tolist() == [-np.inf, -np.inf, -np.inf, -np.inf, 5.0]
     # Without " disease" among the best, the copy is let through, nothing else.
     scores[4], scores[5] = -30.0, 4.0
-    out = process([*prompt, 10, 11, 12], scores.copy())
+    out = process(generated, scores.copy())
     assert out.tolist() == [9.0, -np.inf, -np.inf, -np.inf, -30.0, -np.inf]
 
 

@@ -134,6 +134,13 @@ def abstract(
     out: Annotated[
         Path | None, typer.Option("--out", help="Also write the JSON here.")
     ] = None,
+    evidence: Annotated[
+        bool,
+        typer.Option(
+            "--evidence",
+            help="Print each sentence's article sentences, and the dropped ones.",
+        ),
+    ] = False,
 ) -> None:
     """Write an abstract for one article (JATS XML, JSON lines, text or Markdown)."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
@@ -144,7 +151,7 @@ def abstract(
         lambda on_event: service.generate_abstract(
             settings, path, options, on_event=on_event
         ),
-        render.abstract_result,
+        partial(render.abstract_result, evidence=evidence),
         json_out=json_out,
         live=lambda console: render.AbstractProgress(console, path.name),
         save=None if out is None else partial(write_result, out),

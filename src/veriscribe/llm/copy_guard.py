@@ -35,6 +35,11 @@ names and acronyms, and its terms (with a word list: the source's words that are
 common words, such as drug and gene names); without that bound, chains of them made
 copied runs of seven words and more. They all count toward the run.
 
+A content word of the source (or the start of one) is never refused for copying,
+whatever the run: kept off the source's word, a small model reaches for the next
+best one, and that is often the opposite word ("supervised" for "unsupervised",
+"dense" for "sparse"). The limit holds back runs of function words only.
+
 Copying is the softer rule: at each step, when none of the best candidates is free of
 both, a copying one is allowed rather than a garbling one, and a garbling one rather
 than none (forbidding them all would hand the choice to tokens nobody checked). A
@@ -458,12 +463,33 @@ class CopyGuard:
             return True
         return self._names.starts(word) or self._terms.starts(lower)
 
+    def _content_word(self, word: str) -> bool:
+        """Tell whether a word is (the start of) a content word of the source.
+
+        Such a word is never refused for copying: kept off the source's word, a
+        small model reaches for the next best one, often its opposite ("supervised"
+        for "unsupervised", "dense" for "sparse").
+        """
+        lower = word.lower()
+        if not lower or lower in CONTENT_STOP_WORDS:
+            return False
+        found = self._known.sorted
+        at = bisect_left(found, lower)
+        for candidate in found[at : at + CANDIDATES]:
+            if not candidate.startswith(lower):
+                return False
+            if candidate not in CONTENT_STOP_WORDS:
+                return True
+        return False
+
     def _copies(self, step: _Step, piece: str) -> bool:
         if piece[:1].isspace() or not step.text or step.text[-1].isspace():
             whole = _last_word(step.text + piece)
             if any(c.isdigit() for c in whole):
                 return False
             core = _last_letters(whole)
+            if self._content_word(core):
+                return False
             before = (step.text + piece)[: len(step.text + piece) - len(whole)]
             previous = step.words[-1] if step.words else ""
             kept = self._kept(core, _opens_sentence(before[-60:]), previous)
@@ -473,6 +499,8 @@ class CopyGuard:
         word = _last_word(step.text)
         joined = word + piece.split(" ")[0]
         if any(c.isdigit() for c in joined):
+            return False
+        if self._content_word(_last_letters(joined)):
             return False
         previous = step.words[-2] if len(step.words) > 1 else ""
         if self._kept(_last_letters(word), step.tail_opens, previous):

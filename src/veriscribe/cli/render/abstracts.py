@@ -64,13 +64,52 @@ class AbstractProgress:
         self.live.update(self._render())
 
 
-def abstract_result(console: Console, result: AbstractResult) -> None:
-    """Render an abstract and the table of its facets."""
+SENTENCE_MARKS = {"certified": ("✓", "green"), "repaired": ("↺", "yellow")}
+"""How each shown sentence is marked: certified as written, or repaired."""
+
+
+def sentence_lines(result: AbstractResult, evidence: bool = False) -> Text:
+    """Return the abstract's sentences, each marked, with its evidence on request.
+
+    Dropped sentences are listed only with their evidence, where their reason is.
+    """
+    out = Text()
+    for sentence in result.sentences:
+        if sentence.status == "dropped" and not evidence:
+            continue
+        mark, style = SENTENCE_MARKS.get(sentence.status, ("✗", "red"))
+        body = sentence.text if sentence.status != "dropped" else sentence.original
+        out.append(f"{mark} ", style=style)
+        out.append(body, style="dim" if sentence.status == "dropped" else "")
+        out.append("\n")
+        if evidence:
+            if sentence.reason:
+                out.append(f"    {sentence.status}: {sentence.reason}\n", style=style)
+            for item in sentence.evidence:
+                where = item.section or "(no heading)"
+                out.append(f"    ¶{item.paragraph + 1} {where}: ", style="cyan")
+                out.append(f"“{item.quote}”\n", style="italic")
+    return out
+
+
+def abstract_result(
+    console: Console, result: AbstractResult, evidence: bool = False
+) -> None:
+    """Render an abstract (each sentence marked) and the table of its facets."""
     from rich.panel import Panel
 
     title = result.title or result.id
     # A panel reads a string title as markup: give it Text.
     console.print(Panel(result.abstract, title=Text(f"Abstract: {title}"), expand=True))
+    if result.sentences:
+        counts = result.sentence_counts
+        console.print(sentence_lines(result, evidence))
+        console.print(
+            f"sentences against their evidence: {counts.get('certified', 0)} "
+            f"certified ✓ · {counts.get('repaired', 0)} repaired ↺ · "
+            f"{counts.get('dropped', 0)} dropped ✗"
+            + ("" if evidence else " (--evidence shows each one's article sentences)")
+        )
     table = Table(show_header=True, header_style="bold")
     for column in (
         "facet",

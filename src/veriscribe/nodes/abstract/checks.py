@@ -91,6 +91,7 @@ CHECK_FALLBACKS = (
     "patterns_dropped:",
     "length_",
     "words_mended:",
+    "evidence_checked:",
 )
 """How the fallbacks the checks report begin (the others report failures)."""
 

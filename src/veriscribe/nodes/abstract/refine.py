@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.nodes.abstract.checks import check_abstract
+from veriscribe.nodes.abstract.evidence import certify, sentence_counts, shown_text
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
 from veriscribe.prompts import load_prompt
@@ -19,7 +20,7 @@ from veriscribe.text.replies import (
     abstract_tokens,
     output_format,
 )
-from veriscribe.text.sentences import complete_sentences
+from veriscribe.text.sentences import complete_sentences, sentences_of
 
 REPEAT_MARGIN = 2
 """The refined abstract may repeat a run of its own words this much longer than a facet
@@ -94,8 +95,34 @@ async def refine(state: AbstractState, runtime: Runtime[AbstractDeps]) -> Abstra
     checked, record, notes = await deps.offload.run(
         check_abstract, abstract, draft, article.body, deps.options.words
     )
+    if not deps.options.evidence:
+        return update | {
+            "abstract": checked,
+            "checks": record,
+            "fallbacks": fallbacks + notes,
+        }
+    records = await deps.offload.run(
+        certify,
+        sentences_of(checked),
+        article.paragraphs,
+        list(state.get("labels", [])),
+        article.title,
+        deps.options.words,
+    )
+    shown = shown_text(records)
+    counts = sentence_counts(records)
+    if counts["repaired"] or counts["dropped"]:
+        notes.append(
+            f"evidence_checked: {counts['repaired']} sentences repaired, "
+            f"{counts['dropped']} dropped against their evidence"
+        )
+    if not shown:
+        # No sentence holds to the article and none could be taken from it: the
+        # abstract is shown as the checks left it, and says so.
+        notes.append("evidence_unchecked: no sentence could be checked or repaired")
     return update | {
-        "abstract": checked,
+        "abstract": shown or checked,
         "checks": record,
+        "sentences": records,
         "fallbacks": fallbacks + notes,
     }

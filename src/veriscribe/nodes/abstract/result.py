@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from veriscribe.nodes.abstract.evidence import sentence_counts
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractState
-from veriscribe.results import AbstractChecks, FacetOutcome, GraphAbstract, Usage
+from veriscribe.results import (
+    AbstractChecks,
+    AbstractSentence,
+    FacetOutcome,
+    GraphAbstract,
+    Usage,
+)
 from veriscribe.text.facets import order_key
 
 __all__ = ["result_of"]
@@ -19,6 +26,7 @@ def result_of(state: AbstractState) -> GraphAbstract:
     results = state.get("results", [])
     final = latest(results, state.get("stage", "facets"))
     usage_items = [r["usage"] for r in results] + list(state.get("usage", []))
+    sentences = list(state.get("sentences", []))
     return GraphAbstract(
         abstract=state.get("abstract", ""),
         facets=[
@@ -42,6 +50,8 @@ def result_of(state: AbstractState) -> GraphAbstract:
         label_source=state.get("label_source", ""),
         prompt_ids=sorted(set(state.get("prompt_ids", []))),
         checks=AbstractChecks(**state["checks"]) if state.get("checks") else None,
+        sentences=[AbstractSentence.model_validate(s) for s in sentences],
+        sentence_counts=sentence_counts(sentences) if sentences else {},
         usage=Usage(
             calls=sum(u["calls"] for u in usage_items),
             prompt_tokens=sum(u["prompt_tokens"] for u in usage_items),

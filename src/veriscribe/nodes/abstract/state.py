@@ -13,6 +13,7 @@ from typing import Annotated, Literal, TypedDict
 from veriscribe.documents.articles import Article
 from veriscribe.llm.client import LLM
 from veriscribe.nodes.abstract.checks import CheckRecord
+from veriscribe.nodes.abstract.evidence import SentenceRecord
 from veriscribe.offload import INLINE, Offload
 from veriscribe.options import AbstractOptions
 from veriscribe.results import FacetStatus, Usage
@@ -91,6 +92,7 @@ class AbstractState(TypedDict, total=False):
     abstract: str
     refined: bool
     checks: CheckRecord
+    sentences: list[SentenceRecord]
     prompt_ids: Annotated[list[str], operator.add]
 
 
