@@ -660,6 +660,10 @@ def _add_corpus_routes(app: FastAPI, server: Server) -> None:
         return server.for_client(await _within_limits(server, ticket, work))
 
 
+_ABSTRACT_DEFAULTS = AbstractOptions()
+"""The abstract options' defaults, which the upload form takes as its own."""
+
+
 def _add_abstract_routes(app: FastAPI, server: Server) -> None:
     """Add the endpoint that starts abstract runs over uploaded articles."""
     settings = server.settings
@@ -676,12 +680,12 @@ def _add_abstract_routes(app: FastAPI, server: Server) -> None:
             list[UploadFile],
             File(description="Articles: JATS XML, JSON lines, text or Markdown."),
         ],
-        split: Annotated[Split, Form()] = "fs",
-        prompt: Annotated[PromptFamily, Form()] = "own",
-        entities: Annotated[int, Form(ge=0)] = 0,
-        lean: Annotated[bool, Form()] = True,
-        labeller: Annotated[LabellerKind, Form()] = "auto",
-        copy_limit: Annotated[int, Form(ge=0)] = 4,
+        split: Annotated[Split, Form()] = _ABSTRACT_DEFAULTS.split,
+        prompt: Annotated[PromptFamily, Form()] = _ABSTRACT_DEFAULTS.prompt,
+        entities: Annotated[int, Form(ge=0)] = _ABSTRACT_DEFAULTS.entities,
+        lean: Annotated[bool, Form()] = _ABSTRACT_DEFAULTS.lean,
+        labeller: Annotated[LabellerKind, Form()] = _ABSTRACT_DEFAULTS.labeller,
+        copy_limit: Annotated[int, Form(ge=0)] = _ABSTRACT_DEFAULTS.copy_limit,
     ) -> JSONResponse:
         """Start an abstract run over uploaded articles; its id comes back at once.
 
