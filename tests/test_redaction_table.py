@@ -306,7 +306,7 @@ def server_app(tmp_path: Path, settings: Settings) -> Any:
 
 def client_of(app: Any) -> httpx.AsyncClient:
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://api"
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
     )
 
 

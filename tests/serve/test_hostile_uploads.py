@@ -55,7 +55,7 @@ async def _upload_run(
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://api") as http,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
     ):
         started = await http.post("/v1/abstracts", files=files)
         assert started.status_code == 202, started.text
@@ -104,7 +104,7 @@ async def test_a_hostile_guideline_upload_is_refused_while_healthz_answers(
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://api") as http,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
     ):
         for name, data, reason in [
             ("bomb.pdf", bomb(b"stream\r"), "decompression bomb"),

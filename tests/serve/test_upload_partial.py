@@ -29,7 +29,7 @@ async def test_an_upload_with_a_bad_file_adds_the_good_ones(tmp_path: Path) -> N
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://api") as http,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
     ):
         added = await http.post("/v1/corpora/htn/documents", files=files)
         assert added.status_code == 200, added.text
