@@ -41,13 +41,15 @@ def test_a_filter_of_no_candidates_runs_once_per_token_on_nothing() -> None:
 def test_the_copy_guard_writes_through_a_view_of_the_candidates() -> None:
     """The sampler hands strided views of its token array; forbidding writes into it."""
     vocab = {
-        0: " ranged",
+        0: " from",
         1: " widely",
         10: "the",
         11: " input",
         12: " DNA",
+        13: " ranged",
     }
-    guard = copy_guard_processor(CopyGuard(SOURCE, 3), vocab.__getitem__)
+    # A function word that would carry a copied run past the limit is refused.
+    guard = copy_guard_processor(CopyGuard(SOURCE, 2), vocab.__getitem__)
     rows = np.zeros(
         2, dtype=np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
     )
@@ -55,7 +57,7 @@ def test_the_copy_guard_writes_through_a_view_of_the_candidates() -> None:
     rows["logit"] = [5.0, 4.0]
     prompt = [7, 7, 7]
     guard.check(prompt, rows["id"], rows["logit"])
-    guard.check([*prompt, 10, 11, 12], rows["id"], rows["logit"])
+    guard.check([*prompt, 10, 11, 12, 13], rows["id"], rows["logit"])
     assert rows["logit"].tolist() == [-np.inf, 4.0]
 
 
