@@ -248,4 +248,6 @@ def test_unwritable_output_is_one_error_line(shared_data: Path, tmp_path: Path) 
     )
     assert result.exit_code == 1
     (line,) = result.stderr.strip().splitlines()
-    assert line == f"error: {tmp_path} is not a regular file: write to a file with --out"
+    assert (
+        line == f"error: {tmp_path} is not a regular file: write to a file with --out"
+    )
