@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,12 @@ from fastapi import FastAPI
 from typer.testing import CliRunner
 
 from loopback import free_port
+from problems import problem_detail
 from qa_helpers import GUIDELINE
 from veriscribe import service
 from veriscribe.cli.app import app as cli_app
 from veriscribe.errors import InputError
-from veriscribe.serve import ServeConfig, create_app
 from veriscribe.serve.app import UPLOAD_NAME_CHARS, safe_name
-from veriscribe.settings import Settings
 
 ARTICLE = """# Walking and blood pressure
 
@@ -45,29 +43,6 @@ Supervised walking lowers blood pressure in older adults.
 
 def guideline(title: str, advice: str) -> bytes:
     return f"# {title}\n\n## Advice\n\n{advice}\n".encode()
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> FastAPI:
-    config = ServeConfig(
-        settings=Settings(model="sim"), work_dir=tmp_path / "serve", poll_s=0.05
-    )
-    return create_app(config)
-
-
-@pytest.fixture
-async def http(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
-    ):
-        yield client
-
-
-def problem_detail(response: httpx.Response, status: int) -> str:
-    assert response.status_code == status, response.text
-    return str(response.json()["detail"])
 
 
 # -------------------------------------------------------------------------- uploads

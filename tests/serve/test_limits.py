@@ -6,40 +6,18 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
+from problems import problem_detail
 from qa_helpers import GUIDELINE
 from veriscribe import service
 from veriscribe.serve import ServeConfig, create_app
 from veriscribe.serve.models import MAX_ANSWER_CHARS, MAX_KEY_CHARS
 from veriscribe.settings import Settings
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> FastAPI:
-    config = ServeConfig(settings=Settings(model="sim"), work_dir=tmp_path / "serve")
-    return create_app(config)
-
-
-@pytest.fixture
-async def http(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
-    ):
-        yield client
-
-
-def problem_detail(response: httpx.Response, status: int) -> str:
-    assert response.status_code == status, response.text
-    return str(response.json()["detail"])
 
 
 async def test_every_text_field_has_a_limit(http: httpx.AsyncClient) -> None:
