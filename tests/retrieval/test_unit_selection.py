@@ -395,3 +395,22 @@ def test_a_statement_made_twice_is_one_sentence_with_its_echo() -> None:
     echoes = selection.echoes[(first.key, first.position)]
     assert [e.key for e in echoes] != [first.key] or echoes[0].text != first.text
     assert same_statement(said[0], echoes[0].text)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "Opioids are not recommended for acute low back pain in adults.",
+        "Opioids are recommended against for acute low back pain in adults.",
+        "Opioids are suggested for acute low back pain in adults.",
+        "Opioids at 100 mg are recommended for acute low back pain in adults.",
+    ],
+)
+def test_a_statement_one_word_apart_is_no_echo(other: str) -> None:
+    """A negation, a polarity, a strength or a number keeps two statements apart."""
+    said = "Opioids are recommended for acute low back pain in adults."
+    if "100 mg" in other:
+        said = said.replace("Opioids", "Opioids at 10 mg")
+    assert not same_statement(said, other)
+    assert not same_statement(other, said)
+    assert same_statement(said, said.replace("adults.", "adults"))

@@ -40,6 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from veriscribe.checks.faithfulness import claim_conflict
+from veriscribe.checks.support import certification_guard
 from veriscribe.text.sentences import Unit, quotable_units, quote_text
 from veriscribe.text.tokens import bm25_tokens
 
@@ -528,8 +530,24 @@ def same_statement(one: str, other: str) -> bool:
         return _NON_WORD.sub(" ", one.lower()).strip() == (
             _NON_WORD.sub(" ", other.lower()).strip()
         )
-    return len(shorter & longer) >= SAME_SHARE * len(shorter) and (
-        len(longer) <= len(shorter) * SAME_LENGTH_RATIO
+    return (
+        len(shorter & longer) >= SAME_SHARE * len(shorter)
+        and len(longer) <= len(shorter) * SAME_LENGTH_RATIO
+        and _agree(one, other)
+    )
+
+
+def _agree(one: str, other: str) -> bool:
+    """Tell whether each of two near-identical units holds to the other as a quote.
+
+    One word is all that parts "recommended" from "not recommended", "10 mg" from
+    "100 mg", or "suggest" from "recommend": an echo cited beside a claim must say
+    what the claim says, by the checks a certified claim meets.
+    """
+    return all(
+        claim_conflict(claim, source) is None
+        and certification_guard(claim, source) is None
+        for claim, source in ((one, other), (other, one))
     )
 
 
