@@ -233,7 +233,7 @@ class Bench:
             pattern = str(self.inputs.tree / "**" / "*.xml")
             return [
                 "batch", str(self.inputs.articles), pattern, "--out", target,
-                "--model", model, "-c", "2", "--quiet",
+                "--model", model, "--concurrency", "2", "--quiet",
             ]  # fmt: skip
         if kind == "corpus":
             paths = [str(p) for p in self.inputs.guidelines]

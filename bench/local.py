@@ -6,10 +6,10 @@ database each, with the response cache off, in one run:
 
 - ``today``: the papers' prompts as before (``--prompt bc``, the discarded reasoning
   field, no copy limit, no length held: ``--words 0``), model calls one at a time
-  (``-c 1``);
+  (``--concurrency 1``);
 - ``new``: the defaults (``AbstractOptions()``: own-words prompts, no reasoning field,
-  the copy limit on the embedded model) at ``-c 2`` (two llama contexts, the threads
-  split between the calls running at once);
+  the copy limit on the embedded model) at ``--concurrency 2`` (two llama contexts, the
+  threads split between the calls running at once);
 - ``reasoning``: ``new`` with the papers' discarded reasoning field, on the first model
   only: what ``--lean`` (the default) saves and costs;
 - ``lookup``: ``new`` decoded with prompt-lookup drafts (``VERISCRIBE_LLM__LOOKUP``):

@@ -8,12 +8,12 @@ per call, at most 8 calls in flight each, HTTP 429 beyond), and every worker is 
 all four with ``--endpoint`` x4, so its calls are balanced over them.
 
 What a worker may keep in flight decides what "more workers" means. With ``--endpoint``
-``-c`` counts per server, and four servers x 8 = 32 slots are more than one process
-needs to saturate them: a single worker at ``-c 8`` would already keep all 32 busy
-and more workers could add nothing. So each worker is one machine's worth of calls,
-``--calls-per-worker 8`` (``-c 2`` per server x 4 servers), and 4 workers x 8 fill the
-32 slots exactly: the ideal is 4 workers four times as fast as one, and no server ever
-has to refuse a call.
+``--concurrency`` counts per server, and four servers x 8 = 32 slots are more than one
+process needs to saturate them: a single worker at ``--concurrency 8`` would already
+keep all 32 busy and more workers could add nothing. So each worker is one machine's
+worth of calls, ``--calls-per-worker 8`` (``--concurrency 2`` per server x 4 servers),
+and 4 workers x 8 fill the 32 slots exactly: the ideal is 4 workers four times as
+fast as one, and no server ever has to refuse a call.
 
 The run is registered once per database before the clock starts (reading the inputs
 is the same work whatever the worker count). For each worker count it prints the wall
@@ -166,7 +166,14 @@ def start_worker(
     env.pop("VERISCRIBE_ENDPOINTS_FILE", None)
     endpoints = [arg for url in urls for arg in ("--endpoint", url)]
     command = [sys.executable, "-m", "veriscribe.cli.app", "worker", RUN]
-    command += ["-c", str(per_server), *endpoints, "--out", str(out), "--quiet"]
+    command += [
+        "--concurrency",
+        str(per_server),
+        *endpoints,
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     with log.open("wb") as err:
         return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
 
@@ -294,7 +301,7 @@ def main() -> None:
     cores = os.cpu_count() or 1
     print(
         f"{args.articles} articles; {args.servers} servers x {args.per_server} calls, "
-        f"{args.latency} s each; every worker -c {args.calls_per_worker // args.servers}"
+        f"{args.latency} s each; every worker --concurrency {args.calls_per_worker // args.servers}"
         f" x {args.servers} servers = {args.calls_per_worker} calls in flight; "
         f"{cores} cores, load {os.getloadavg()[0]:.1f}",
         flush=True,

@@ -168,6 +168,18 @@ def schema_ref(schema: dict[str, Any]) -> str:
     return code(schema.get("type", "object"))
 
 
+def bounds_text(spec: dict[str, Any]) -> str:
+    """Return the bounds of a number field, as ``1 to 50`` or ``0 or more``."""
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if low is not None and high is not None:
+        return f"{low:g} to {high:g}"
+    if low is not None:
+        return f"{low:g} or more"
+    if high is not None:
+        return f"at most {high:g}"
+    return ""
+
+
 def openapi_markdown() -> str:
     """Render every route with its parameters, body, responses and every schema."""
     doc = openapi_document()
@@ -220,6 +232,9 @@ def openapi_markdown() -> str:
         out.append("")
         if schema.get("description"):
             out += [cell(schema["description"]), ""]
+        if schema.get("allOf"):
+            bases = ", ".join(schema_ref(base) for base in schema["allOf"])
+            out += [f"The fields of {bases}, and these:", ""]
         props = schema.get("properties", {})
         if props:
             required = set(schema.get("required", []))
@@ -232,9 +247,12 @@ def openapi_markdown() -> str:
                 )
                 if "enum" in spec:
                     kind = " \\| ".join(code(v) for v in spec["enum"])
-                desc = spec.get("description", "")
+                notes = [bounds_text(spec)]
                 if "default" in spec:
-                    desc = f"{desc} (default {code(json.dumps(spec['default']))})"
+                    notes.append(f"default {code(json.dumps(spec['default']))}")
+                desc = spec.get("description", "")
+                if any(notes):
+                    desc = f"{desc} ({'; '.join(note for note in notes if note)})"
                 out.append(
                     f"| {code(field)} | {kind} | {'yes' if field in required else 'no'} "
                     f"| {cell(desc)} |"

@@ -16,8 +16,8 @@ def test_options_are_frozen_and_refuse_unknown_names() -> None:
 
 @pytest.mark.parametrize(
     "changes",
-    [{"k": 0}, {"window": -1}, {"candidates": -1}, {"samples": 0}]
-    + [{"max_sentences": 0}, {"max_sentences": 11}],
+    [{"k": 0}, {"k": 51}, {"window": -1}, {"window": 21}, {"candidates": -1}]
+    + [{"samples": 0}, {"max_sentences": 0}, {"max_sentences": 11}],
 )
 def test_answer_options_out_of_bounds_are_refused(changes: dict[str, int]) -> None:
     with pytest.raises(ValidationError):
@@ -27,6 +27,8 @@ def test_answer_options_out_of_bounds_are_refused(changes: dict[str, int]) -> No
 def test_answer_options_at_their_bounds_are_taken() -> None:
     options = QAOptions(k=1, window=0, candidates=0, samples=1, max_sentences=10)
     assert (options.k, options.max_sentences) == (1, 10)
+    widest = QAOptions(k=50, window=20)
+    assert (widest.k, widest.window) == (50, 20)
 
 
 @pytest.mark.parametrize(

@@ -150,7 +150,8 @@ def test_killed_batch_resumes_without_repeating_a_finished_call(
     pcd = str(shared_data / "articles" / "pcd.jsonl")
     db = default_db
     out = tmp_path / "out.jsonl"
-    args = ["batch", pcd, "--out", str(out), "--model", "sim:latency=0.1", "-c", "4"]
+    args = ["batch", pcd, "--out", str(out), "--model", "sim:latency=0.1"]
+    args += ["--concurrency", "4"]
 
     proc = start([*args, "--quiet"], db, tmp_path)
     wait_for_calls(proc, db, 30)
@@ -207,7 +208,8 @@ def test_ctrl_c_drains_in_flight_articles_and_exits_cleanly(
     pcd = str(shared_data / "articles" / "pcd.jsonl")
     db = default_db
     out = tmp_path / "out.jsonl"
-    args = ["batch", pcd, "--out", str(out), "--model", "sim:latency=0.05", "-c", "2"]
+    args = ["batch", pcd, "--out", str(out), "--model", "sim:latency=0.05"]
+    args += ["--concurrency", "2"]
     proc = start([*args, "--quiet"], db, tmp_path)
     wait_for_calls(proc, db, 8)
     proc.send_signal(signal.SIGINT)

@@ -35,7 +35,8 @@ def test_batch_over_three_servers_reports_each(
     flags = [arg for s in servers for arg in ("--endpoint", s.url)]
     result = runner.invoke(
         app,
-        ["batch", pcd, "--out", str(out), "-m", "openai:fake", *flags, "-c", "3"]
+        ["batch", pcd, "--out", str(out), "-m", "openai:fake", *flags]
+        + ["--concurrency", "3"]
         + ["--json"],
     )
     assert result.exit_code == 0, result.output

@@ -72,7 +72,7 @@ def test_eval_retrieval_table(cpgqa: Path) -> None:
             "cpgqa",
             "--questions",
             str(cpgqa),
-            "--k",
+            "--cut-offs",
             "1,5",
         ],
     )

@@ -222,7 +222,7 @@ def test_verify_attribution_window(corpus: str, tmp_path: Path) -> None:
             corpus,
             "--no-judge",
             "--all-claims",
-            "--k",
+            "--window",
             str(k),
             "--json",
         )

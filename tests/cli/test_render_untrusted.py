@@ -263,6 +263,7 @@ Call = Callable[[Console, str], None]
 
 SHOWS_TEXT: dict[str, Call] = {
     "error_line": lambda c, s: shared.error_line(c, s),
+    "warning_line": lambda c, s: shared.warning_line(c, s),
     "doctor_report": lambda c, s: doctor.doctor_report(c, fill(DoctorReport, s)),
     "AbstractProgress": abstract_progress,
     "abstract_result": lambda c, s: abstracts.abstract_result(

@@ -70,7 +70,7 @@ async def test_a_dead_worker_and_a_dead_server_lose_no_article(
     total = await register(pg_dsn, inputs, out)
     assert total == 55
     flags = [arg for s in servers for arg in ("--endpoint", s.url)]
-    flags += ["-c", str(PER_SERVER), "--quiet"]
+    flags += ["--concurrency", str(PER_SERVER), "--quiet"]
     logs = [tmp_path / f"worker{i}.log" for i in range(3)]
     # All three start together, so each holds articles from the start.
     procs = [start(["worker", RUN, *flags], pg_dsn, None, log) for log in logs]

@@ -73,7 +73,8 @@ def test_claim_support_with_the_embedded_judge(
     path = shared_data / "articles" / "jats" / "plos__journal.pone.0008519.xml"
     lead = tmp_path / "lead.jsonl"
     made = CliRunner().invoke(
-        app, ["eval", "baseline", "lead", str(path), "--k", "2", "--out", str(lead)]
+        app,
+        ["eval", "baseline", "lead", str(path), "--sentences", "2", "--out", str(lead)],
     )
     assert made.exit_code == 0, made.output
     args = ["eval", "abstracts", str(lead), "--support", "--support-samples", "1"]

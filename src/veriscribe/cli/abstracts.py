@@ -20,11 +20,13 @@ from veriscribe.cli.common import (
     InputsArg,
     JsonOpt,
     ModelOpt,
+    OldConcurrencyOpt,
     QuietOpt,
     RunIdArg,
-    choice,
+    field_option,
     log_beside,
     options_from_flags,
+    renamed,
     settings_for,
 )
 from veriscribe.cli.failure import fail
@@ -40,55 +42,13 @@ DEFAULTS = AbstractOptions()
 # No name: added to the root, these stay top-level commands.
 app = typer.Typer()
 
-SplitOpt = Annotated[
-    Split, choice("--split", Split, "Divide strategy: fs (first sentence), ns, sh.")
-]
-PromptOpt = Annotated[
-    PromptFamily,
-    choice(
-        "--prompt",
-        PromptFamily,
-        "Prompt family: own (the facet's point in the model's own words), or the "
-        "papers' bc, di, si, si_cot.",
-    ),
-]
-EntitiesOpt = Annotated[
-    int,
-    typer.Option("--entities", help="Inject the top N TextRank key phrases (0: off)."),
-]
-LeanOpt = Annotated[
-    bool,
-    typer.Option(
-        "--lean/--reasoning",
-        help="Ask for the summary alone (--lean), or also for the papers' reasoning "
-        "field, which is thrown away (--reasoning).",
-    ),
-]
-CopyLimitOpt = Annotated[
-    int,
-    typer.Option(
-        "--copy-limit",
-        help="Embedded model: never continue a word-for-word run of the facet's text "
-        "beyond N words (0: off; numbers are always copied exactly).",
-    ),
-]
-WordsOpt = Annotated[
-    int,
-    typer.Option(
-        "--words",
-        help="The abstract's length in words, held within 20% after refining: "
-        "sentences are dropped or added whole (0: not held).",
-    ),
-]
-LabellerOpt = Annotated[
-    LabellerKind,
-    choice(
-        "--labeller",
-        LabellerKind,
-        "First-sentence labeller for fs: auto (the model, but the classifier "
-        "with the bundled embedded model), llm or classifier.",
-    ),
-]
+SplitOpt = Annotated[Split, field_option(AbstractOptions, "split")]
+PromptOpt = Annotated[PromptFamily, field_option(AbstractOptions, "prompt")]
+EntitiesOpt = Annotated[int, field_option(AbstractOptions, "entities")]
+LeanOpt = Annotated[bool, field_option(AbstractOptions, "lean", "--lean/--reasoning")]
+LabellerOpt = Annotated[LabellerKind, field_option(AbstractOptions, "labeller")]
+CopyLimitOpt = Annotated[int, field_option(AbstractOptions, "copy_limit")]
+WordsOpt = Annotated[int, field_option(AbstractOptions, "words")]
 
 
 def abstract_options(
@@ -134,7 +94,8 @@ def abstract(
     out: Annotated[
         Path | None, typer.Option("--out", help="Also write the JSON here.")
     ] = None,
-    evidence: Annotated[
+    # A display flag, not the option `evidence` (the check), which no flag sets.
+    show_evidence: Annotated[
         bool,
         typer.Option(
             "--evidence",
@@ -151,7 +112,7 @@ def abstract(
         lambda on_event: service.generate_abstract(
             settings, path, options, on_event=on_event
         ),
-        partial(render.abstract_result, evidence=evidence),
+        partial(render.abstract_result, evidence=show_evidence),
         json_out=json_out,
         live=lambda console: render.AbstractProgress(console, path.name),
         save=None if out is None else partial(write_result, out),
@@ -184,6 +145,7 @@ def batch(
         ),
     ] = None,
     concurrency: ConcurrencyOpt = None,
+    concurrency_c: OldConcurrencyOpt = None,
     cpu_workers: CpuWorkersOpt = None,
     split: SplitOpt = DEFAULTS.split,
     prompt: PromptOpt = DEFAULTS.prompt,
@@ -202,6 +164,7 @@ def batch(
     """Write abstracts for many articles, resumably: run it again to continue."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     settings = settings.with_overrides(cpu_workers=cpu_workers)
+    concurrency = renamed(concurrency, concurrency_c, "-c", "--concurrency")
     options = abstract_options(
         split, prompt, entities, lean, labeller, copy_limit, words
     )
@@ -232,6 +195,7 @@ def worker(
         ),
     ] = None,
     concurrency: ConcurrencyOpt = None,
+    concurrency_c: OldConcurrencyOpt = None,
     cpu_workers: CpuWorkersOpt = None,
     base_url: BaseUrlOpt = None,
     endpoint: EndpointOpt = None,
@@ -242,6 +206,7 @@ def worker(
     """Work on an existing run beside other workers; no input files needed."""
     settings = settings_for(None, base_url, endpoint, endpoints_file)
     settings = settings.with_overrides(cpu_workers=cpu_workers)
+    concurrency = renamed(concurrency, concurrency_c, "-c", "--concurrency")
     if db is not None:
         log_beside(db)
         settings = settings.with_overrides(db=db)

@@ -20,9 +20,11 @@ from veriscribe.cli.common import (
     EndpointsFileOpt,
     JsonOpt,
     ModelOpt,
-    bounded,
-    choice,
+    field_bounds,
+    field_option,
+    old_name,
     options_from_flags,
+    renamed,
     run,
     settings_for,
 )
@@ -49,90 +51,16 @@ app = typer.Typer()
 DEFAULTS = QAOptions()
 """The options' defaults are the flags' defaults."""
 
-RetrieverOpt = Annotated[
-    Retriever,
-    choice(
-        "--retriever",
-        Retriever,
-        "How sections are chosen: fused (BM25 with heading path, phrases and best "
-        "sentence), llm, bm25 or dense.",
-    ),
-]
-CitationsOpt = Annotated[
-    Citations,
-    choice(
-        "--citations",
-        Citations,
-        "constrained: quotes can only be sentences of the sections read; "
-        "free: the model writes its quotes.",
-    ),
-]
-CiteByOpt = Annotated[
-    CiteBy,
-    choice(
-        "--cite-by",
-        CiteBy,
-        "Constrained citations name a sentence by its text (quote) or id (id).",
-    ),
-]
-WordingOpt = Annotated[
-    Wording,
-    choice(
-        "--wording",
-        Wording,
-        "Constrained answers: own, the model words each sentence from its quote; "
-        "source, each sentence is the cited guideline sentence itself.",
-    ),
-]
-SelectOpt = Annotated[
-    Selection,
-    choice(
-        "--select",
-        Selection,
-        "Constrained answers: semantic (default), the sentences that answer are "
-        "chosen by their meaning's similarity to the question and the question's "
-        "words they hold; scored, by the words alone; judged, by the words with the "
-        "best ones also judged by the model (yes/no: does it answer?); model, the "
-        "model chooses them.",
-    ),
-]
-KOpt = Annotated[
-    int, bounded(QAOptions, "k", "--k", help="Sections to read (llm: at most).")
-]
-MaxSentencesOpt = Annotated[
-    int,
-    bounded(
-        QAOptions,
-        "max_sentences",
-        "--max-sentences",
-        help="Scored selection: sentences chosen (a lead-in's list items come on top).",
-    ),
-]
-JudgeMethodOpt = Annotated[
-    JudgeMethod,
-    choice(
-        "--judge-method",
-        JudgeMethod,
-        "scored: lexical lane, then a yes/no question scored by probability; "
-        "sampled: majority of sampled four-way verdicts.",
-    ),
-]
-NoJudgeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-judge",
-        help="Stop after the deterministic checks: no support judge, no recovery.",
-    ),
-]
-CandidatesOpt = Annotated[
-    int,
-    bounded(
-        QAOptions,
-        "candidates",
-        "--candidates",
-        help="Summaries the llm retriever chooses from (0 = all that fit).",
-    ),
-]
+RetrieverOpt = Annotated[Retriever, field_option(QAOptions, "retriever")]
+KOpt = Annotated[int, field_option(QAOptions, "k")]
+CandidatesOpt = Annotated[int, field_option(QAOptions, "candidates")]
+JudgeOpt = Annotated[bool, field_option(QAOptions, "judge", "--judge/--no-judge")]
+CitationsOpt = Annotated[Citations, field_option(QAOptions, "citations")]
+CiteByOpt = Annotated[CiteBy, field_option(QAOptions, "cite_by")]
+WordingOpt = Annotated[Wording, field_option(QAOptions, "wording")]
+SelectOpt = Annotated[Selection, field_option(QAOptions, "select")]
+MaxSentencesOpt = Annotated[int, field_option(QAOptions, "max_sentences")]
+JudgeMethodOpt = Annotated[JudgeMethod, field_option(QAOptions, "judge_method")]
 
 
 def qa_options(
@@ -140,7 +68,7 @@ def qa_options(
     retriever: Retriever,
     k: int,
     candidates: int,
-    no_judge: bool,
+    judge: bool,
     citations: Citations,
     cite_by: CiteBy,
     wording: Wording,
@@ -154,7 +82,7 @@ def qa_options(
         retriever=retriever,
         k=k,
         candidates=candidates,
-        judge=not no_judge,
+        judge=judge,
         citations=citations,
         cite_by=cite_by,
         wording=wording,
@@ -191,7 +119,7 @@ def ask(
     retriever: RetrieverOpt = DEFAULTS.retriever,
     k: KOpt = DEFAULTS.k,
     candidates: CandidatesOpt = DEFAULTS.candidates,
-    no_judge: NoJudgeOpt = not DEFAULTS.judge,
+    judge: JudgeOpt = DEFAULTS.judge,
     citations: CitationsOpt = DEFAULTS.citations,
     cite_by: CiteByOpt = DEFAULTS.cite_by,
     wording: WordingOpt = DEFAULTS.wording,
@@ -210,7 +138,7 @@ def ask(
         retriever=retriever,
         k=k,
         candidates=candidates,
-        no_judge=no_judge,
+        judge=judge,
         citations=citations,
         cite_by=cite_by,
         wording=wording,
@@ -287,7 +215,7 @@ def chat(
     retriever: RetrieverOpt = DEFAULTS.retriever,
     k: KOpt = DEFAULTS.k,
     candidates: CandidatesOpt = DEFAULTS.candidates,
-    no_judge: NoJudgeOpt = not DEFAULTS.judge,
+    judge: JudgeOpt = DEFAULTS.judge,
     citations: CitationsOpt = DEFAULTS.citations,
     cite_by: CiteByOpt = DEFAULTS.cite_by,
     wording: WordingOpt = DEFAULTS.wording,
@@ -305,7 +233,7 @@ def chat(
         retriever=retriever,
         k=k,
         candidates=candidates,
-        no_judge=no_judge,
+        judge=judge,
         citations=citations,
         cite_by=cite_by,
         wording=wording,
@@ -378,22 +306,13 @@ def verify(
         str | None,
         typer.Option("--question", help="The question the answer answers."),
     ] = None,
-    k: Annotated[
-        int,
-        bounded(
-            QAOptions,
-            "window",
-            "--k",
-            help="Attribution window (claims a marker credits).",
-        ),
-    ] = DEFAULTS.window,
-    no_judge: NoJudgeOpt = not DEFAULTS.judge,
+    window: Annotated[int, field_option(QAOptions, "window")] = DEFAULTS.window,
+    window_k: Annotated[
+        int | None, old_name("--k", "--window", field_bounds(QAOptions, "window"))
+    ] = None,
+    judge: JudgeOpt = DEFAULTS.judge,
     all_claims: Annotated[
-        bool,
-        typer.Option(
-            "--all-claims",
-            help="Treat every sentence as a claim (no claim filter model call).",
-        ),
+        bool, field_option(QAOptions, "all_claims")
     ] = DEFAULTS.all_claims,
     judge_method: JudgeMethodOpt = DEFAULTS.judge_method,
     model: ModelOpt = None,
@@ -404,14 +323,15 @@ def verify(
 ) -> None:
     """Check an answer that carries {{cite:doc:section|quote}} markers."""
     settings = settings_for(model, base_url, endpoint, endpoints_file)
+    window = renamed(window, window_k, "--k", "--window")
     given = read_answer(answer)
     present(
         lambda on_stage: qa_service.verify_answer(
             given.answer,
             corpus=corpus,
             question=question if question is not None else given.question,
-            k=k,
-            judge=not no_judge,
+            k=window,
+            judge=judge,
             all_claims=all_claims,
             judge_method=judge_method,
             read_set=given.read_set,

@@ -16,6 +16,9 @@ from veriscribe.cli.common import (
     InputsArg,
     JsonOpt,
     ModelOpt,
+    OldConcurrencyOpt,
+    old_name,
+    renamed,
     settings_for,
 )
 from veriscribe.cli.output import present
@@ -35,19 +38,24 @@ def baseline_lead(
     inputs: InputsArg,
     *,
     out: OutOpt,
-    k: Annotated[
+    sentences: Annotated[
         int | None,
         typer.Option(
-            "--k",
+            "--sentences",
             min=1,
-            help="At most K sentences (default: as many as fit the reference "
+            help="At most N sentences (default: as many as fit the reference "
             "length; 3 for articles without a reference).",
         ),
+    ] = None,
+    sentences_k: Annotated[
+        int | None, old_name("--k", "--sentences", (1, None))
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Lead-k: the first body sentences, up to the reference abstract's length."""
     from veriscribe.eval.baselines import run_lead
+
+    k = renamed(sentences, sentences_k, "--k", "--sentences")
 
     present(
         lambda _: asyncio.to_thread(run_lead, inputs, out, k=k),
@@ -66,11 +74,13 @@ def baseline_naive(
     endpoint: EndpointOpt = None,
     endpoints_file: EndpointsFileOpt = None,
     concurrency: ConcurrencyOpt = None,
+    concurrency_c: OldConcurrencyOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """One prompt with the whole article (cut to the context, recorded) per abstract."""
     from veriscribe.eval.baselines import run_naive
 
+    concurrency = renamed(concurrency, concurrency_c, "-c", "--concurrency")
     settings = settings_for(model, base_url, endpoint, endpoints_file)
     present(
         lambda on_progress: run_naive(

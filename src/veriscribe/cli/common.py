@@ -7,13 +7,15 @@ from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import typer
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from veriscribe.cli import terminal
 from veriscribe.cli.failure import configure_logging, fail
+from veriscribe.cli.render.shared import warning_line
 from veriscribe.errors import VeriscribeError
 from veriscribe.settings import LLMSettings, Settings
 
@@ -75,17 +77,92 @@ QuietOpt = Annotated[
 ]
 
 
-def bounded(model: type[BaseModel], name: str, *flags: str, help: str) -> Any:
-    """Return an option taking the field ``name`` of ``model``, within its bounds.
+def flag_name(field: str) -> str:
+    """Return the flag of an options field: ``--copy-limit`` for ``copy_limit``."""
+    return "--" + field.replace("_", "-")
 
-    The field's ``ge``/``le`` become the option's ``min``/``max``, so the command line
-    refuses (and ``--help`` shows) what the model would.
+
+def field_option(
+    model: type[BaseModel], name: str, *flags: str, help: str | None = None
+) -> Any:
+    """Return the option that takes the field ``name`` of ``model``.
+
+    The field says everything the option needs: its flag (``flag_name``, unless
+    ``flags`` name others), its help (the field's docstring, unless ``help`` is given),
+    its bounds (``ge``/``le``: the command line refuses what the model would, in one
+    line, and ``--help`` states them) and, for a ``Literal``, its choices. The default
+    is the parameter's, ``= DEFAULTS.<name>``: the options' own.
     """
+    field = model.model_fields[name]
+    names = flags or (flag_name(name),)
+    text = " ".join((field.description or "" if help is None else help).split())
+    if get_origin(field.annotation) is Literal:
+        return choice(names[0], field.annotation, text)
+    low, high = field_bounds(model, name)
+    note = bounds_note(low, high)
+    return typer.Option(
+        *names,
+        callback=within(names[0].split("/")[0], low, high),
+        help=f"{text} ({note})" if text and note else text or note,
+    )
+
+
+def field_bounds(model: type[BaseModel], name: str) -> tuple[Any, Any]:
+    """Return the least and the greatest value of the field ``name`` (None: unbounded)."""
     low = high = None
     for rule in model.model_fields[name].metadata:  # annotated_types.Ge, Le, ...
         low = getattr(rule, "ge", low)
         high = getattr(rule, "le", high)
-    return typer.Option(*flags, min=low, max=high, help=help)
+    return low, high
+
+
+def bounds_note(low: Any, high: Any) -> str:
+    """Return bounds as ``--help`` states them: ``1 to 50``, ``0 or more``."""
+    if low is not None and high is not None:
+        return f"{low} to {high}"
+    if low is not None:
+        return f"{low} or more"
+    return "" if high is None else f"at most {high}"
+
+
+def within(flag: str, low: Any, high: Any) -> Callable[[Any], Any]:
+    """Return an option callback that ends the command in one line past the bounds.
+
+    The way every other bad input ends (exit code 1), where the command line's own
+    range check would print a usage box and exit with 2.
+    """
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        if low is not None and value < low:
+            fail(f"{flag} must be {low} or more")
+        if high is not None and value > high:
+            fail(f"{flag} must be at most {high}")
+        return value
+
+    return check
+
+
+def old_name(flag: str, new: str, bounds: tuple[Any, Any] = (None, None)) -> Any:
+    """Return a hidden option that takes ``flag``, the name ``new`` had before.
+
+    A renamed flag keeps its old name for one release (see the changelog), within the
+    same ``bounds`` as the new one; the command reads it with ``renamed``.
+    """
+    return typer.Option(
+        flag, hidden=True, callback=within(flag, *bounds), help=f"Old name of {new}."
+    )
+
+
+def renamed(value: T, old: T | None, flag: str, new: str) -> T:
+    """Return the value of a renamed flag: the old name's, if given, with a warning."""
+    if old is None:
+        return value
+    warning_line(
+        terminal.stderr, f"{flag} is now {new}; the old name goes in the next release"
+    )
+    return old
 
 
 def options_from_flags(model: type[M], **values: Any) -> M:
@@ -116,20 +193,22 @@ def broken_bound(error: ErrorDetails) -> str:
 
 ConcurrencyOpt = Annotated[
     int | None,
-    bounded(
+    field_option(
         LLMSettings,
         "concurrency",
-        "--concurrency",
-        "-c",
         help="Model calls in flight at once (default: VERISCRIBE_LLM__CONCURRENCY).",
     ),
 ]
+OldConcurrencyOpt = Annotated[
+    int | None,
+    old_name("-c", "--concurrency", field_bounds(LLMSettings, "concurrency")),
+]
+"""``-c``, which ``--corpus`` has too: ``--concurrency`` alone from now on."""
 CpuWorkersOpt = Annotated[
     int | None,
-    bounded(
+    field_option(
         Settings,
         "cpu_workers",
-        "--cpu-workers",
         help="Processes that run the text steps (first sentences, the abstract's "
         "checks) beside the model calls; 0: none (default: VERISCRIBE_CPU_WORKERS, "
         "else one fewer than the cores, at least 2, for 32 articles or more on a "

@@ -18,8 +18,11 @@ from veriscribe.cli.common import (
     JsonOpt,
     ModelOpt,
     PlotOpt,
-    bounded,
+    field_bounds,
+    field_option,
     guarded,
+    old_name,
+    renamed,
     settings_for,
 )
 from veriscribe.cli.failure import fail
@@ -146,7 +149,7 @@ def eval_abstracts(
     ] = SupportJudgeName.auto,
     support_samples: Annotated[
         int,
-        bounded(
+        field_option(
             QAOptions,
             "samples",
             "--support-samples",
@@ -338,7 +341,7 @@ def eval_judge(
     ] = None,
     samples: Annotated[
         int,
-        bounded(QAOptions, "samples", "--samples", help="Samples per judgement."),
+        field_option(QAOptions, "samples", help="Samples per judgement."),
     ] = JUDGE_SAMPLES,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
@@ -504,9 +507,13 @@ def eval_retrieval(
             help="fused, bm25, dense and/or llm (repeatable; default fused).",
         ),
     ] = None,
-    k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = (
-        "1,3,5,10"
-    ),
+    cut_offs: Annotated[
+        str,
+        typer.Option(
+            "--cut-offs", help="The k of hit rate at k: sections read, comma-separated."
+        ),
+    ] = "1,3,5,10",
+    cut_offs_k: Annotated[str | None, old_name("--k", "--cut-offs")] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", help="Only the first N questions.")
     ] = None,
@@ -524,7 +531,7 @@ def eval_retrieval(
     methods: list[Retriever] = [
         name.value for name in retriever or [RetrieverName.fused]
     ]
-    cut_offs = parse_cut_offs(k)
+    ks = parse_cut_offs(renamed(cut_offs, cut_offs_k, "--k", "--cut-offs"))
     settings = settings_for(model, base_url, endpoint, endpoints_file)
 
     async def measure(_: None) -> RetrievalReport:
@@ -533,7 +540,7 @@ def eval_retrieval(
             corpus,
             questions,
             retrievers=methods,
-            ks=cut_offs,
+            ks=ks,
             limit=limit,
         )
         return with_plot(report, plot, retrieval_plot)
@@ -542,11 +549,17 @@ def eval_retrieval(
 
 
 def parse_cut_offs(text: str) -> list[int]:
-    """Return the sorted cut-offs of ``--k 1,3,5``; a bad list ends the command."""
+    """Return the sorted cut-offs of ``--cut-offs 1,3,5``; a bad list ends the command.
+
+    A cut-off is a number of sections read: within the bounds of the options' ``k``.
+    """
     try:
         cut_offs = sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:
-        fail(f"--k takes comma-separated numbers, not {text!r}")
-    if not cut_offs or cut_offs[0] < 1:
-        fail("--k needs cut-offs of 1 or more")
+        fail(f"--cut-offs takes comma-separated numbers, not {text!r}")
+    low, high = field_bounds(QAOptions, "k")
+    if not cut_offs or cut_offs[0] < low:
+        fail(f"--cut-offs needs cut-offs of {low} or more")
+    if cut_offs[-1] > high:
+        fail(f"--cut-offs takes cut-offs of at most {high}")
     return cut_offs

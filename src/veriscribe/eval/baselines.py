@@ -272,7 +272,7 @@ def run_lead(
 ) -> BaselineSummary:
     """Write the Lead-k abstract of every input article to ``out`` (JSON lines)."""
     if k is not None and k < 1:
-        raise InputError("--k must be 1 or more")
+        raise InputError("--sentences must be 1 or more")
     started = time.perf_counter()
     model, prompt = "baseline:lead", "lead" if k is None else f"lead-{k}"
     lines: list[Line] = []

@@ -27,7 +27,7 @@ from starlette.background import BackgroundTask
 from veriscribe import __version__, service
 from veriscribe.errors import NotFound, VeriscribeError
 from veriscribe.llm.spec import parse_spec
-from veriscribe.options import AbstractOptions, LabellerKind, PromptFamily, Split
+from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
 from veriscribe.results import (
     BatchLine,
@@ -52,6 +52,7 @@ from veriscribe.serve.models import (
     MAX_KEY_CHARS,
     MAX_NAME_CHARS,
     NAME_PATTERN,
+    AbstractRequest,
     AnswerRequest,
     Health,
     Readiness,
@@ -598,7 +599,7 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
             body.answer,
             corpus=body.corpus,
             question=body.question,
-            k=body.k,
+            k=body.window,
             judge=body.judge,
             all_claims=body.all_claims,
             judge_method=body.judge_method,
@@ -660,10 +661,6 @@ def _add_corpus_routes(app: FastAPI, server: Server) -> None:
         return server.for_client(await _within_limits(server, ticket, work))
 
 
-_ABSTRACT_DEFAULTS = AbstractOptions()
-"""The abstract options' defaults, which the upload form takes as its own."""
-
-
 def _add_abstract_routes(app: FastAPI, server: Server) -> None:
     """Add the endpoint that starts abstract runs over uploaded articles."""
     settings = server.settings
@@ -680,12 +677,7 @@ def _add_abstract_routes(app: FastAPI, server: Server) -> None:
             list[UploadFile],
             File(description="Articles: JATS XML, JSON lines, text or Markdown."),
         ],
-        split: Annotated[Split, Form()] = _ABSTRACT_DEFAULTS.split,
-        prompt: Annotated[PromptFamily, Form()] = _ABSTRACT_DEFAULTS.prompt,
-        entities: Annotated[int, Form(ge=0)] = _ABSTRACT_DEFAULTS.entities,
-        lean: Annotated[bool, Form()] = _ABSTRACT_DEFAULTS.lean,
-        labeller: Annotated[LabellerKind, Form()] = _ABSTRACT_DEFAULTS.labeller,
-        copy_limit: Annotated[int, Form(ge=0)] = _ABSTRACT_DEFAULTS.copy_limit,
+        form: Annotated[AbstractRequest, Form()],
     ) -> JSONResponse:
         """Start an abstract run over uploaded articles; its id comes back at once.
 
@@ -693,14 +685,7 @@ def _add_abstract_routes(app: FastAPI, server: Server) -> None:
         resume` see it); uploading the same articles with the same options names the
         same run.
         """
-        options = AbstractOptions(
-            split=split,
-            prompt=prompt,
-            entities=entities,
-            lean=lean,
-            labeller=labeller,
-            copy_limit=copy_limit,
-        )
+        options = form.options()
         run_id = await _upload_run_id(files, options, settings.model)
         accepted = RunAccepted(
             run_id=run_id,

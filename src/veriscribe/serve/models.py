@@ -1,22 +1,29 @@
 """The request bodies of the API and the few responses that are the server's own.
 
+A request's options are the fields of the options models (``veriscribe.options``),
+taken whole: the same names, defaults, bounds and descriptions as the command line's.
 Every other response is one of the product's result models (``veriscribe.results``),
 the same JSON as the matching command's ``--json``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from copy import deepcopy
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from veriscribe.options import (
+    AbstractOptions,
     Citations,
     CiteBy,
     JudgeMethod,
+    LabellerKind,
+    PromptFamily,
     QAOptions,
     Retriever,
     Selection,
+    Split,
     Wording,
 )
 
@@ -30,8 +37,15 @@ deterministic checks take about 2 s at this length (``tests/serve/test_edges.py`
 MAX_KEY_CHARS = 300
 """A section key (``doc:section``) or a run id: a document id and a section path."""
 SectionKey = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
-_DEFAULT = QAOptions()
-"""The answer options a request leaves out take these values."""
+
+
+def option(model: type[BaseModel], name: str) -> Any:
+    """Return the field ``name`` of an options model, to declare in a request body.
+
+    A request takes an option as the options model defines it: its default, its bounds,
+    its validators and its description (shown in ``/openapi.json``) are the model's.
+    """
+    return deepcopy(model.model_fields[name])
 
 
 class AnswerRequest(BaseModel):
@@ -48,35 +62,20 @@ class AnswerRequest(BaseModel):
         description="A chat session id: the question is the next turn of that chat "
         "(started if new, resumed if not), as `chat --session` does.",
     )
-    retriever: Retriever = _DEFAULT.retriever
-    k: int = Field(
-        _DEFAULT.k, ge=1, le=50, description="Sections to read (llm: at most)."
-    )
-    candidates: int = Field(
-        40, ge=0, description="Summaries the llm retriever chooses from (0: all)."
-    )
-    judge: bool = Field(True, description="Run the support judge and recovery.")
-    citations: Citations = "constrained"
-    cite_by: CiteBy = "quote"
-    wording: Wording = "source"
-    select: Selection = _DEFAULT.select
-    max_sentences: int = Field(_DEFAULT.max_sentences, ge=1, le=10)
-    judge_method: JudgeMethod = "scored"
+    retriever: Retriever = option(QAOptions, "retriever")
+    k: int = option(QAOptions, "k")
+    candidates: int = option(QAOptions, "candidates")
+    judge: bool = option(QAOptions, "judge")
+    citations: Citations = option(QAOptions, "citations")
+    cite_by: CiteBy = option(QAOptions, "cite_by")
+    wording: Wording = option(QAOptions, "wording")
+    select: Selection = option(QAOptions, "select")
+    max_sentences: int = option(QAOptions, "max_sentences")
+    judge_method: JudgeMethod = option(QAOptions, "judge_method")
 
     def options(self) -> QAOptions:
         """Return the answer options the request names."""
-        return QAOptions(
-            retriever=self.retriever,
-            k=self.k,
-            candidates=self.candidates,
-            judge=self.judge,
-            citations=self.citations,
-            cite_by=self.cite_by,
-            wording=self.wording,
-            select=self.select,
-            max_sentences=self.max_sentences,
-            judge_method=self.judge_method,
-        )
+        return QAOptions(**self.model_dump(include=set(QAOptions.model_fields)))
 
 
 class VerifyRequest(BaseModel):
@@ -87,18 +86,35 @@ class VerifyRequest(BaseModel):
     answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
     corpus: str = Field(pattern=NAME_PATTERN, max_length=MAX_NAME_CHARS)
     question: str = Field("", max_length=MAX_QUESTION_CHARS)
-    k: int = Field(1, ge=0, le=20, description="Attribution window.")
-    judge: bool = True
-    all_claims: bool = Field(
-        False, description="Treat every sentence as a claim (no claim filter call)."
+    # `k` is the window's old name, taken for one release (see the changelog).
+    window: Annotated[int, option(QAOptions, "window")] = Field(
+        validation_alias=AliasChoices("window", "k")
     )
-    judge_method: JudgeMethod = "scored"
+    judge: bool = option(QAOptions, "judge")
+    all_claims: bool = option(QAOptions, "all_claims")
+    judge_method: JudgeMethod = option(QAOptions, "judge_method")
     read_set: list[SectionKey] | None = Field(
         None,
         max_length=200,
         description="Section keys (doc:section) the answer was written from; "
         "default: the sections it cites.",
     )
+
+
+class AbstractRequest(BaseModel):
+    """The options of ``batch``, as the form fields of an upload of articles."""
+
+    split: Split = option(AbstractOptions, "split")
+    prompt: PromptFamily = option(AbstractOptions, "prompt")
+    entities: int = option(AbstractOptions, "entities")
+    lean: bool = option(AbstractOptions, "lean")
+    labeller: LabellerKind = option(AbstractOptions, "labeller")
+    copy_limit: int = option(AbstractOptions, "copy_limit")
+    words: int = option(AbstractOptions, "words")
+
+    def options(self) -> AbstractOptions:
+        """Return the abstract options the form names."""
+        return AbstractOptions(**self.model_dump())
 
 
 class Health(BaseModel):

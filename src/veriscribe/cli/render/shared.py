@@ -1,4 +1,4 @@
-"""What several renderers use: JSON output, the error line, progress columns, formats."""
+"""What several renderers use: JSON, error and warning lines, progress, formats."""
 
 from __future__ import annotations
 
@@ -57,6 +57,15 @@ def error_line(console: Console, message: str) -> None:
     """Print one clear error line on stderr (the message is text, never markup)."""
     console.print(
         Text.assemble(("error:", "bold red"), " ", message),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def warning_line(console: Console, message: str) -> None:
+    """Print one warning line on stderr (the message is text, never markup)."""
+    console.print(
+        Text.assemble(("warning:", "bold yellow"), " ", message),
         highlight=False,
         soft_wrap=True,
     )
