@@ -16,6 +16,7 @@ from veriscribe.retrieval.units import (
     answer_odds,
     answer_text,
     choose_units,
+    guidance_weight,
     judge_candidates,
     question_terms,
     same_statement,
@@ -333,9 +334,12 @@ def test_the_same_sentence_in_two_sections_is_said_once() -> None:
 def test_below_the_semantic_cut_is_not_found() -> None:
     scored = score_units("How should opioids be stored at home?", [MIXING])
     # Every word of the question is in the sentence: only a meaning far from it
-    # (a cosine below the cut less the coverage) makes it no answer.
-    best = max((u.coverage + u.corpus_coverage) / 2 for u in scored)
-    low = {(u.key, u.position): SEMANTIC.cut - best - 0.05 for u in scored}
+    # (a cosine below the cut less the coverage and the sentence's kind) makes it no
+    # answer.
+    low = {
+        (u.key, u.position): SEMANTIC.cut - semantic_score(u, 0.0) - 0.05
+        for u in scored
+    }
     selection = choose_units(scored, similarity=low)
     assert selection.not_found
     assert (
@@ -343,6 +347,44 @@ def test_below_the_semantic_cut_is_not_found() -> None:
     )
     high = {(u.key, u.position): 0.9 for u in scored}
     assert not choose_units(scored, similarity=high).not_found
+
+
+GUIDANCE = SectionText(
+    "h:exercise",
+    "Exercise",
+    "Linde et al. (2016) evaluated aerobic exercise in 120 adults with migraine. "
+    "We suggest aerobic exercise for the management of headache. "
+    "Aerobic exercise is offered in many clinics across the country.",
+)
+
+
+def test_guidance_outranks_a_study_of_the_same_topic() -> None:
+    scored = score_units("Does exercise help headaches?", [GUIDANCE])
+    by_text = {u.text.split()[0]: u for u in scored}
+    model = SemanticModel(coverage=0.0, cut=0.5, spread=0.0, guidance=0.2, report=0.1)
+    # The same similarity to the question for all three sentences: the kind decides.
+    same = {(u.key, u.position): 0.7 for u in scored}
+    chosen = choose_units(scored, similarity=same, semantic=model).units
+    assert [u.text.split()[0] for u in chosen] == ["We"]
+    assert semantic_score(by_text["We"], 0.7, model) == pytest.approx(1.0)
+    assert semantic_score(by_text["Linde"], 0.7, model) == pytest.approx(0.6)
+    assert semantic_score(by_text["Aerobic"], 0.7, model) == pytest.approx(0.7)
+
+
+def test_an_imperative_or_should_is_guidance_without_a_recommendation() -> None:
+    model = SemanticModel(coverage=0.0, cut=0.5, spread=0.0, guidance=0.2, report=0.1)
+    assert (
+        guidance_weight("2. Screen for overweight and obesity annually.", model) == 0.2
+    )
+    assert guidance_weight("Naloxone should be offered to such patients.", model) == 0.2
+    assert guidance_weight("Routine testing is not necessary.", model) == 0.2
+    assert guidance_weight("One trial found fewer falls with exercise.", model) == -0.1
+    assert guidance_weight("Falls are common in older adults.", model) == 0.0
+    research = "Future high quality trials are recommended to elucidate the effects."
+    assert guidance_weight(research, model) == -0.1
+    compared = "We suggest drug A compared with drug B (Smith et al., 2019)."
+    assert guidance_weight(compared, model) == pytest.approx(0.3)
+    assert guidance_weight("We suggest exercise.", SemanticModel(1.0, 1.0, 0.2)) == 0.0
 
 
 def test_the_semantic_score_adds_similarity_and_mean_coverage() -> None:
