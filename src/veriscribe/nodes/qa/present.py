@@ -231,6 +231,18 @@ def claim_lead(claim: ClaimInfo, by_index: Mapping[int, MarkedCitation]) -> Lead
     return None
 
 
+def answer_lead(question: str, claims: Sequence[Claim]) -> Lead | None:
+    """Return the answer's verdict lead: its first claim's, when the question asks one.
+
+    The first claim is the answer's best sentence; a recommendation further down may
+    be about something else (another drug, the hip for the knee), so none is shown
+    when the first claim states none.
+    """
+    if not claims or not asks_for_verdict(question):
+        return None
+    return claims[0].lead
+
+
 def _claim_result(
     claim: ClaimInfo, by_index: Mapping[int, MarkedCitation], numbers: Mapping[int, int]
 ) -> Claim:
@@ -284,9 +296,7 @@ def assemble(state: QAState, claims: Sequence[ClaimInfo]) -> GraphAnswer:
     funnel["not_checked"] = len(not_checked)
     retrieval = state.get("retrieval") or {"method": "", "candidates": 0, "notes": []}
     shown = [_claim_result(claim, by_index, numbers) for claim in claims]
-    lead = None
-    if asks_for_verdict(state.get("question", "")):
-        lead = next((claim.lead for claim in shown if claim.lead is not None), None)
+    lead = answer_lead(state.get("question", ""), shown)
     return GraphAnswer(
         question=state.get("question", ""),
         answer=answer,
