@@ -11,6 +11,9 @@ the real one. Printed: gold hit (the whole gold answer's content words in the an
 gold recall, whether the gold span was in the sections read, answerable said "not found",
 unanswerable said "not found", and with ``--show`` every answer.
 
+A line with ``question_user`` (``pairs.jsonl``) is asked twice, in the guideline's words
+and in a user's: the pair counts as the same when both answers cite a sentence in common.
+
 A line with ``direction`` (``verdicts.jsonl``) is scored by its verdict lead alone: the
 lead ``ask`` shows (the first answer sentence that states a recommendation, when the
 question asks for one) against the expected direction and strength.
@@ -75,12 +78,9 @@ def folded(text: str) -> str:
 
 def verdict_lead(question: str, units: list[str]) -> Recommendation | None:
     """Return the lead ``ask`` shows: the first answer sentence's recommendation."""
-    if not asks_for_verdict(question):
+    if not asks_for_verdict(question) or not units:
         return None
-    return next(
-        (found for unit in units if (found := read_recommendation(unit)) is not None),
-        None,
-    )
+    return read_recommendation(units[0])
 
 
 def lead_matches(lead: Recommendation, direction: str, strength: str | None) -> bool:
@@ -91,6 +91,19 @@ def lead_matches(lead: Recommendation, direction: str, strength: str | None) -> 
     if strength is None or direction == "insufficient":
         return True
     return (lead.strength or "").lower() == strength.lower()
+
+
+async def same_sentence(
+    corpus: Corpus, item: dict[str, Any], encoder: CachedEncoder | None
+) -> bool:
+    """Tell whether a pair's two askings cite a sentence in common (neither "not found")."""
+    cited = []
+    for asking in (item["question_guideline"], item["question_user"]):
+        not_found, units, _ = await corpus.answer_read(asking, encoder)
+        if not_found:
+            return False
+        cited.append({folded(unit) for unit in units})
+    return bool(cited[0] & cited[1])
 
 
 def main() -> None:
@@ -121,6 +134,7 @@ def main() -> None:
     corpora: dict[str, Corpus] = {}
     hits, recalls, read, answerable_nf, unanswerable_nf = [], [], [], [], []
     leads_right, leads_shown, leads_wrong_none = [], [], 0
+    pairs_same: list[bool] = []
     for item in items:
         name = corpus_of(item)
         if name not in corpora:
@@ -134,6 +148,12 @@ def main() -> None:
                 docs = [d for d in docs if d.key.split(":", 1)[0].lower() in asked]
             corpora[name] = Corpus.of(docs, encoder)
         corpus = corpora[name]
+        if "question_user" in item:
+            same = asyncio.run(same_sentence(corpus, item, encoder))
+            pairs_same.append(same)
+            if args.show:
+                print(f"[pair {'same' if same else 'DIFFERENT'}] {item.get('id', '')}")
+            continue
         not_found, units, keys = asyncio.run(
             corpus.answer_read(item["question"], encoder)
         )
@@ -189,6 +209,11 @@ def main() -> None:
             f"verdict leads: shown {sum(leads_shown)} of {len(leads_shown)}, right "
             f"{sum(leads_right)} of {len(leads_right)}; shown where the quote states "
             f"none: {leads_wrong_none}"
+        )
+    if pairs_same:
+        print(
+            f"paraphrase pairs: the same sentence cited in {sum(pairs_same)} of "
+            f"{len(pairs_same)} ({statistics.mean(pairs_same):.3f})"
         )
     print(
         f"n={len(items)} gold_hit={mean(hits)} gold_recall={mean(recalls)} "
