@@ -40,6 +40,7 @@ from veriscribe.service.batch.config import (
 from veriscribe.service.batch.progress import BatchProgress, CallMeter, OnProgress
 from veriscribe.service.batch.register import failure_line
 from veriscribe.service.batch.run import register_run, resume_run, run_batch, work_run
+from veriscribe.service.batch.runner import BatchRunner
 from veriscribe.service.batch.summary import (
     list_runs,
     run_results,
@@ -48,7 +49,6 @@ from veriscribe.service.batch.summary import (
     show_run,
     stored_run,
 )
-from veriscribe.service.batch.work import BatchRunner
 
 __all__ = ["run_batch", "register_run", "resume_run", "work_run", "BatchRunner"]
 __all__ += ["BatchProgress", "OnProgress", "CallMeter", "RunConfig", "failure_line"]
