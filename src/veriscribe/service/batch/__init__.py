@@ -22,6 +22,10 @@ is cached, so a finished call is never made twice, even one whose graph step had
 checkpointed when the process died. The first SIGINT or SIGTERM stops claiming work and
 lets the articles in flight finish; a second one cancels them (they continue from their
 checkpoints next time).
+
+A worker's session (``runner.BatchRunner``) goes through four phases, one class each:
+register (``registering``), read (``reading``), work (``work``) and drain (``draining``),
+sharing a ``session.Session``; ``session`` says what each owns.
 """
 
 from veriscribe.service.batch.config import (
