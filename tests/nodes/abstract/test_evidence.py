@@ -7,6 +7,7 @@ from veriscribe.nodes.abstract.evidence import (
     align,
     article_units,
     certify,
+    certify_text,
     cut_to_sentence,
     evidence_check,
     sentence_counts,
@@ -118,6 +119,21 @@ def test_a_failing_sentence_is_repaired_from_its_evidence() -> None:
     assert first["text"] == "Malaria remains endemic in Nicoadala district, Mozambique."
     assert first["evidence"][0]["quote"] == first["text"]
     assert "exotic" in first["reason"]
+
+
+def test_a_text_is_certified_as_its_sentences_are() -> None:
+    # What a batch's worker process runs: the splitting and the checks in one step.
+    text = (
+        "Malaria remains exotic in Nicoadala district, Mozambique. Monthly dosing "
+        "reduced parasite prevalence from 42% to 18% (P < 0.001)."
+    )
+    sentences = [
+        "Malaria remains exotic in Nicoadala district, Mozambique.",
+        "Monthly dosing reduced parasite prevalence from 42% to 18% (P < 0.001).",
+    ]
+    records = certify_text(text, PARAGRAPHS, LABELS, TITLE, 0)
+    assert records == certify(sentences, PARAGRAPHS, LABELS, TITLE, 0)
+    assert [r["status"] for r in records[:2]] == ["repaired", "certified"]
 
 
 def test_a_finding_with_its_number_and_a_conclusion_are_added() -> None:

@@ -59,6 +59,7 @@ __all__ = [
     "align",
     "article_units",
     "certify",
+    "certify_text",
     "cut_to_sentence",
     "evidence_check",
     "sentence_counts",
@@ -349,6 +350,21 @@ def _priority(record: SentenceRecord) -> int:
     if _LOW_PRIORITY.search(record["text"]):
         return 0
     return {"background": 1, "other": 1, "methods": 2}.get(record["role"], 3)
+
+
+def certify_text(
+    text: str,
+    paragraphs: Sequence[Paragraph],
+    labels: Sequence[str],
+    title: str,
+    words: int,
+) -> list[SentenceRecord]:
+    """Split a text into its sentences and certify them (see ``certify``).
+
+    One step, so that a worker process does the splitting too: done on the event
+    loop, it took 3-4 ms of its CPU per article of a batch.
+    """
+    return certify(sentences_of(text), paragraphs, labels, title, words)
 
 
 def certify(

@@ -8,7 +8,11 @@ from langgraph.runtime import Runtime
 
 from veriscribe.errors import ContextOverflow, StructuredOutputError
 from veriscribe.nodes.abstract.checks import check_abstract
-from veriscribe.nodes.abstract.evidence import certify, sentence_counts, shown_text
+from veriscribe.nodes.abstract.evidence import (
+    certify_text,
+    sentence_counts,
+    shown_text,
+)
 from veriscribe.nodes.abstract.fallback import latest
 from veriscribe.nodes.abstract.state import AbstractDeps, AbstractState, usage_record
 from veriscribe.prompts import load_prompt
@@ -20,7 +24,7 @@ from veriscribe.text.replies import (
     abstract_tokens,
     output_format,
 )
-from veriscribe.text.sentences import complete_sentences, sentences_of
+from veriscribe.text.sentences import complete_sentences
 
 REPEAT_MARGIN = 2
 """The refined abstract may repeat a run of its own words this much longer than a facet
@@ -102,8 +106,8 @@ async def refine(state: AbstractState, runtime: Runtime[AbstractDeps]) -> Abstra
             "fallbacks": fallbacks + notes,
         }
     records = await deps.offload.run(
-        certify,
-        sentences_of(checked),
+        certify_text,
+        checked,
         article.paragraphs,
         list(state.get("labels", [])),
         article.title,

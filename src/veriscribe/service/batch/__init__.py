@@ -22,6 +22,10 @@ is cached, so a finished call is never made twice, even one whose graph step had
 checkpointed when the process died. The first SIGINT or SIGTERM stops claiming work and
 lets the articles in flight finish; a second one cancels them (they continue from their
 checkpoints next time).
+
+A worker's session (``runner.BatchRunner``) goes through four phases, one class each:
+register (``registering``), read (``reading``), work (``work``) and drain (``draining``),
+sharing a ``session.Session``; ``session`` says what each owns.
 """
 
 from veriscribe.service.batch.config import (
@@ -40,6 +44,7 @@ from veriscribe.service.batch.config import (
 from veriscribe.service.batch.progress import BatchProgress, CallMeter, OnProgress
 from veriscribe.service.batch.register import failure_line
 from veriscribe.service.batch.run import register_run, resume_run, run_batch, work_run
+from veriscribe.service.batch.runner import BatchRunner
 from veriscribe.service.batch.summary import (
     list_runs,
     run_results,
@@ -48,7 +53,6 @@ from veriscribe.service.batch.summary import (
     show_run,
     stored_run,
 )
-from veriscribe.service.batch.work import BatchRunner
 
 __all__ = ["run_batch", "register_run", "resume_run", "work_run", "BatchRunner"]
 __all__ += ["BatchProgress", "OnProgress", "CallMeter", "RunConfig", "failure_line"]

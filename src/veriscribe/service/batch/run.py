@@ -23,8 +23,8 @@ from veriscribe.service.batch.config import (
     default_run_id,
 )
 from veriscribe.service.batch.progress import OnProgress
+from veriscribe.service.batch.runner import BatchRunner
 from veriscribe.service.batch.summary import stored_run
-from veriscribe.service.batch.work import BatchRunner
 from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store import runs
@@ -228,8 +228,8 @@ async def work_run(
             max_input_bytes=settings.max_input_bytes,
             lease_s=settings.lease_s,
             cpu_workers=settings.cpu_workers,
+            registers=False,
         )
-        runner.registers = False
         summary = await _run_runner(runner, handle_signals, stop)
         summary.out = config.out  # this worker's file, perhaps not the run's
         return summary
