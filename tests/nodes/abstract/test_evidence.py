@@ -270,3 +270,28 @@ def test_a_cut_keeps_the_space_of_a_p_value() -> None:
     assert cut_to_sentence(paragraph, paragraph) == (
         "Mortality was lower with early therapy (P < .001)."
     )
+
+
+def test_the_digit_of_a_name_is_no_finding_number() -> None:
+    paragraphs = [
+        Paragraph(
+            "Results",
+            "G6PD deficiency was linked to anaemia in the cohort. "
+            "Anaemia was more frequent with the deficiency than without it (41% vs 12%; "
+            "P < .001).",
+            ("Results",),
+        )
+    ]
+    records = certify(
+        ["G6PD deficiency was linked to anaemia in the cohort."],
+        paragraphs,
+        ["results"],
+        "G6PD deficiency and anaemia",
+        0,
+    )
+    assert records[0]["status"] == "certified"
+    added = [r for r in records if r["origin"] == "article"]
+    assert [r["text"] for r in added] == [
+        "Anaemia was more frequent with the deficiency than without it (41% vs 12%; "
+        "P < .001)."
+    ]

@@ -109,7 +109,7 @@ _OPENER = re.compile(
 )
 _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z\d])(?<![A-Za-z]-)\d+(?:\.\d+)?")
 _RESULTS_TITLE = re.compile(r"result|finding|outcome", re.IGNORECASE)
 _CONCLUSIONS_TITLE = re.compile(r"discussion|conclu|implication", re.IGNORECASE)
 _FRAGMENT = re.compile(r"^(?:\d+\.\s|[a-z])")
