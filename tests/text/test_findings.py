@@ -67,3 +67,15 @@ def test_a_parenthesised_citation_does_not_hide_the_authors_conclusion() -> None
 
 def test_a_sentence_with_no_cue_is_no_conclusion() -> None:
     assert conclusion_score("Bed nets were distributed in 2015.") == 0
+
+
+def test_a_finding_that_points_back_counts_less() -> None:
+    alone = finding_score(
+        "The crude risk ratio of adoption with a campaign was 3.6 (95% CI, "
+        "1.8-7.3; P < .001)."
+    )
+    pointing = finding_score(
+        "The corresponding crude risk ratio for this finding was 3.6 (95% CI, "
+        "1.8-7.3; P < .001)."
+    )
+    assert alone > pointing

@@ -100,6 +100,11 @@ _ASIDE = re.compile(
 )
 _CITED = re.compile(r"\[\d{1,3}\b|\bet al\b|\([A-Z][\w'-]+,? (?:19|20)\d\d")
 _PAREN_CITATION = re.compile(r"\s*\([^()]*\bet al\b[^()]*\)")
+_ANAPHORA = re.compile(
+    r"^(?:The corresponding|This|These|Those|Such|It|They|Similarly|Likewise|"
+    r"In contrast|Conversely|In addition|Furthermore|Moreover)\b|"
+    r"\b(?:this|that|the same) (?:finding|result|effect|association|difference)\b"
+)
 _CONTRAST_OPENER = re.compile(r"^(?:However|But|Although|Despite|Nevertheless)\b")
 
 
@@ -141,6 +146,9 @@ def finding_score(sentence: str) -> float:
     score += min(3, len(_FINDING.findall(sentence)))
     score += 1.0 * bool(_COMPARISON.search(sentence))
     score -= 2.0 * bool(_DESCRIPTIVE.search(sentence))
+    # "The corresponding risk ratio for this finding was 3.6": read alone, it
+    # points at a sentence the abstract does not have.
+    score -= 2.0 * bool(_ANAPHORA.search(sentence))
     score -= 2.0 * bool(_CITED.search(sentence) or _ASIDE.search(sentence))
     return max(score, 0.0)
 
