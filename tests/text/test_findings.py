@@ -79,3 +79,8 @@ def test_a_finding_that_points_back_counts_less() -> None:
         "1.8-7.3; P < .001)."
     )
     assert alone > pointing
+
+
+def test_an_example_of_a_finding_counts_less_than_the_finding() -> None:
+    finding = "8 of 20 jurisdictions (40.0%) with a campaign had adopted an ordinance."
+    assert finding_score(f"For example, {finding}") < finding_score(finding)

@@ -102,7 +102,8 @@ _CITED = re.compile(r"\[\d{1,3}\b|\bet al\b|\([A-Z][\w'-]+,? (?:19|20)\d\d")
 _PAREN_CITATION = re.compile(r"\s*\([^()]*\bet al\b[^()]*\)")
 _ANAPHORA = re.compile(
     r"^(?:The corresponding|This|These|Those|Such|It|They|Similarly|Likewise|"
-    r"In contrast|Conversely|In addition|Furthermore|Moreover)\b|"
+    r"In contrast|Conversely|In addition|Furthermore|Moreover|For example|"
+    r"For instance|Of these|Of those)\b|"
     r"\b(?:this|that|the same) (?:finding|result|effect|association|difference)\b"
 )
 _CONTRAST_OPENER = re.compile(r"^(?:However|But|Although|Despite|Nevertheless)\b")
