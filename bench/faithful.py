@@ -14,7 +14,8 @@ Per abstract it prints:
   certified, repaired and dropped by the checks against the evidence (``n/a`` for
   code that does not record them);
 - ``num``: whether a sentence aligned to a Results paragraph (by the divide step's
-  labels or the section title) states a number the article gives there;
+  labels or the section title) states a number the article gives there (a number
+  standing alone: the 6 of "G6PD" is none);
 - ``concl``: whether a sentence is aligned to a Discussion or Conclusions paragraph;
 - ``flips``: sentences the deterministic checks of
   :func:`veriscribe.checks.faithfulness.claim_conflict` find contradicted (a number,
@@ -76,6 +77,8 @@ MIN_WORDS = 1200
 _RESULTS = re.compile(r"result|finding|outcome", re.IGNORECASE)
 _CONCLUSIONS = re.compile(r"discussion|conclu|implication|interpret", re.IGNORECASE)
 _YEAR = re.compile(r"^(19|20)\d\d$")
+_NUMBER = re.compile(r"(?<![A-Za-z\d])(?<![A-Za-z]-)\d+(?:\.\d+)?%?")
+"""A number standing alone: not the digit of a name such as G6PD, IL-6 or MR766."""
 
 
 def development_articles(jats: int, pcd: int) -> list[tuple[Path, Article]]:
@@ -149,7 +152,7 @@ def score(record: dict[str, Any], article: Article) -> dict[str, Any]:
         kinds = {kind for _, kind in matched}
         stated = [
             n
-            for n in re.findall(r"\d+(?:\.\d+)?%?", sentence)
+            for n in _NUMBER.findall(sentence)
             if not _YEAR.match(n) and not numbers.unsupported(n)
         ]
         result_number |= "results" in kinds and bool(stated)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from veriscribe.documents.articles import Paragraph
 from veriscribe.nodes.abstract.evidence import (
+    SentenceRecord,
     align,
     article_units,
     certify,
@@ -167,3 +168,146 @@ def test_procedure_goes_first_when_over_length() -> None:
     assert dropped == ["The study was approved by the national ethics committee."]
     assert "approved" not in shown_text(records)
     assert "42%" in shown_text(records)
+
+
+LAB = [
+    Paragraph(
+        "Introduction",
+        "A novel retrovirus was reported in patients with chronic fatigue syndrome.",
+        ("Introduction",),
+    ),
+    Paragraph(
+        "Methods",
+        "The study was approved by the local ethics committee. "
+        "Patients were eligible if they met the 1994 case definition.",
+        ("Materials and methods",),
+    ),
+    Paragraph(
+        "Outcomes",
+        "The primary outcome was the detection of proviral DNA in 186 samples.",
+        ("Materials and methods", "Outcomes"),
+    ),
+    Paragraph(
+        "Results",
+        "Input DNA ranged from 10 to 600 ng as determined by absorbance. "
+        "None of the 186 samples yielded a specific product with the retrovirus "
+        "primers, whereas all 186 yielded the control product.",
+        ("Results",),
+    ),
+    Paragraph(
+        "Discussion",
+        "Based on our data, the retrovirus is unlikely to be a cause of chronic "
+        "fatigue syndrome in this population. "
+        "A limitation is that our results may have been susceptible to bias.",
+        ("Discussion",),
+    ),
+    Paragraph(
+        "Conclusions",
+        "Earlier surveys reported the retrovirus in 67% of patients [4]. "
+        "The retrovirus was not detected in any patient with chronic fatigue syndrome.",
+        ("Conclusions",),
+    ),
+    Paragraph(
+        "Competing interests",
+        "The authors declare that they have no competing interests.",
+        ("Competing interests",),
+    ),
+]
+LAB_LABELS = ["background", "methods", "results", "results", "conclusions"] + [
+    "conclusions"
+] * 2
+LAB_TITLE = "No retrovirus in chronic fatigue syndrome"
+
+
+def lab(sentences: list[str], words: int = 0) -> list[SentenceRecord]:
+    return certify(sentences, LAB, LAB_LABELS, LAB_TITLE, words)
+
+
+def test_the_finding_is_the_comparison_not_the_description_of_samples() -> None:
+    records = lab(["A novel retrovirus was reported in patients with chronic fatigue."])
+    added = [r for r in records if r["origin"] == "article"]
+    assert added[0]["role"] == "results"
+    # Primers are a lab study's words: the finding is not passed over for them.
+    assert added[0]["text"].startswith("None of the 186 samples")
+
+
+def test_a_methods_section_is_methods_whatever_its_label() -> None:
+    units = article_units(LAB, LAB_LABELS)
+    assert {u.role for u in units if u.paragraph == 2} == {"methods"}
+
+
+def test_the_conclusion_comes_from_the_conclusions_section_not_earlier_work() -> None:
+    records = lab(["A novel retrovirus was reported in patients with chronic fatigue."])
+    added = [r for r in records if r["origin"] == "article"]
+    assert added[-1]["role"] == "conclusions"
+    assert added[-1]["text"] == (
+        "The retrovirus was not detected in any patient with chronic fatigue syndrome."
+    )
+    assert added[-1]["evidence"][0]["section"] == "Conclusions"
+
+
+def test_a_limitation_is_no_conclusion_and_the_authors_one_is_added() -> None:
+    records = lab(
+        [
+            "A novel retrovirus was reported in patients with chronic fatigue.",
+            "A limitation is that our results may have been susceptible to bias.",
+        ]
+    )
+    limitation = next(r for r in records if r["text"].startswith("A limitation"))
+    assert limitation["role"] == "conclusions"
+    assert limitation["status"] == "certified"
+    assert records[-1]["origin"] == "article"
+    assert records[-1]["evidence"][0]["section"] == "Conclusions"
+
+
+def test_the_models_finding_and_conclusion_outlast_procedure_when_too_long() -> None:
+    records = lab(
+        [
+            "A novel retrovirus was reported in patients with chronic fatigue syndrome.",
+            "The study was approved by the local ethics committee.",
+            "Patients were eligible if they met the 1994 case definition.",
+            "None of the 186 samples yielded a specific product with the retrovirus "
+            "primers, whereas all 186 yielded the control product.",
+            "Based on our data, the retrovirus is unlikely to be a cause of chronic "
+            "fatigue syndrome in this population.",
+        ],
+        words=45,
+    )
+    assert not [r for r in records if r["origin"] == "article"]
+    kept = [r["text"] for r in records if r["status"] != "dropped"]
+    assert kept[0].startswith("A novel retrovirus")
+    assert any(t.startswith("None of the 186") for t in kept)
+    assert any(t.startswith("Based on our data") for t in kept)
+    assert not any("approved" in t or "eligible" in t for t in kept)
+
+
+def test_a_cut_keeps_the_space_of_a_p_value() -> None:
+    paragraph = "However, mortality was lower with early therapy (P < .001)."
+    assert cut_to_sentence(paragraph, paragraph) == (
+        "Mortality was lower with early therapy (P < .001)."
+    )
+
+
+def test_the_digit_of_a_name_is_no_finding_number() -> None:
+    paragraphs = [
+        Paragraph(
+            "Results",
+            "G6PD deficiency was linked to anaemia in the cohort. "
+            "Anaemia was more frequent with the deficiency than without it (41% vs 12%; "
+            "P < .001).",
+            ("Results",),
+        )
+    ]
+    records = certify(
+        ["G6PD deficiency was linked to anaemia in the cohort."],
+        paragraphs,
+        ["results"],
+        "G6PD deficiency and anaemia",
+        0,
+    )
+    assert records[0]["status"] == "certified"
+    added = [r for r in records if r["origin"] == "article"]
+    assert [r["text"] for r in added] == [
+        "Anaemia was more frequent with the deficiency than without it (41% vs 12%; "
+        "P < .001)."
+    ]

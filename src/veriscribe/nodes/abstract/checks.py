@@ -17,9 +17,10 @@ what a reader checks first, in this order:
    its word trigrams are already in earlier sentences) is replaced by the closest
    facet-summary sentence that repeats nothing, or dropped.
 4. **Length**: an abstract over the asked length by more than 20% loses whole
-   sentences until it fits: those that repeat another first, then those without a
-   number (data is what a reader looks for), then those of the facet said most
-   about; one under it by more than 20%, of an article with enough text, gains
+   sentences until it fits: those that repeat another first, then those about
+   eligibility, approvals, searches or lab protocol, then those without a number
+   (data is what a reader looks for), then those of the facet said most about;
+   one under it by more than 20%, of an article with enough text, gains
    facet-summary sentences it lacks, each placed beside its facet.
 5. **Bent words**: a word the article never uses, in a place where the article
    writes a near form of it between the same words, becomes the article's word
@@ -48,6 +49,7 @@ from veriscribe.checks.wording import (
     word_count,
 )
 from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
+from veriscribe.text.findings import is_procedure
 from veriscribe.text.guidance import echoes_guidance, strip_facet_label
 from veriscribe.text.numbers import ArticleNumbers, number_precision
 from veriscribe.text.pointers import points_to_display, strip_pointers
@@ -335,6 +337,7 @@ def _trim(
             droppable,
             key=lambda i: (
                 _redundancy(kept, i) >= REDUNDANT,
+                is_procedure(kept[i]),
                 not _states_data(kept[i]),
                 counts[positions[i]],
                 i,

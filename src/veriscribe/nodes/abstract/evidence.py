@@ -23,13 +23,20 @@ an opening connective) and held to the verbatim tiers the answers' quotes meet
 (:func:`veriscribe.checks.verbatim.check_quote`); or ``dropped`` when
 no such sentence fits (too long, already in the abstract, pointing to a table).
 
-Then what a reader looks for: when the article has Results text and the abstract
-states none of its numbers, the Results sentence that best states a finding with a
-number is added; when it has Discussion or Conclusions text and the abstract draws
-on none, the authors' concluding sentence is added (both verbatim, ``certified``,
-origin ``article``). An abstract over the asked length then loses first the
-sentences about eligibility, approvals and lab procedure, then background, never the
-added finding or conclusion.
+Then what a reader looks for (:mod:`veriscribe.text.findings`): when the article has
+Results text and the abstract states fewer than :data:`MAIN_FINDINGS` of its findings
+with a number, the Results sentences that best state one are added (a comparison, an
+effect size or a P value, about what the title names, early in the Results; not a
+description of samples or another study's result); when it has Discussion or
+Conclusions text and no sentence states the authors' conclusion (a limitation or
+earlier work is none), the authors' concluding sentence is added (a Conclusions
+section's opening, a cue such as "In conclusion" or "Our findings suggest", the
+closing paragraph). Both are verbatim, ``certified``, origin ``article``, and never
+restate a sentence already shown. An abstract over the asked length then loses
+first the sentences about eligibility, approvals, searches and lab procedure, then
+background, then methods (the design, the first of them, last), keeping the
+objective, the conclusion and the findings with their numbers longest, and never
+an added finding or conclusion.
 """
 
 from __future__ import annotations
@@ -46,6 +53,13 @@ from veriscribe.checks.wording import word_count
 from veriscribe.documents.articles import Paragraph
 from veriscribe.metrics.abstract_quality import LENGTH_MARGIN
 from veriscribe.results import SENTENCE_STATUSES, SentenceStatus
+from veriscribe.text.findings import (
+    conclusion_score,
+    finding_score,
+    is_aside,
+    is_procedure,
+    is_setting,
+)
 from veriscribe.text.numbers import ArticleNumbers
 from veriscribe.text.pointers import points_to_display, strip_pointers
 from veriscribe.text.sentences import sentences_of
@@ -96,26 +110,27 @@ _OPENER = re.compile(
 )
 _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z\d])(?<![A-Za-z]-)\d+(?:\.\d+)?")
 _RESULTS_TITLE = re.compile(r"result|finding|outcome", re.IGNORECASE)
 _CONCLUSIONS_TITLE = re.compile(r"discussion|conclu|implication", re.IGNORECASE)
-_FINDING = re.compile(
-    r"significant|associat|increas|decreas|higher|lower|reduc|improv|odds|risk|"
-    r"compared|more likely|less likely|prevalence|differ|correlat|effect|detect|"
-    r"positive|negative|observed|identified|found",
+_FRAGMENT = re.compile(r"^(?:\d+\.\s|[a-z])")
+_CONCLUSIONS_SECTION = re.compile(r"conclu|summary", re.IGNORECASE)
+_METHODS_TITLE = re.compile(r"method|materials|patients and|participants and", re.I)
+_ASIDE_SECTION = re.compile(
+    r"limitation|strength|disclosure|acknowledg|funding|competing|conflict|"
+    r"contribution|availab|declaration",
     re.IGNORECASE,
 )
-_CONCLUDING = re.compile(
-    r"in conclusion|in summary|conclude|suggest|indicate|demonstrate|our findings|"
-    r"these findings|these results|this study|should|recommend|highlight|support",
-    re.IGNORECASE,
-)
-_LOW_PRIORITY = re.compile(
-    r"eligib|inclusion|exclusion|excluded|consent|approv|ethic|permit|review board|"
-    r"searched|database|incubat|centrifug|buffer|reagent|stain|software|"
-    r"registered|funding|IRB|primer|plasmid|amplif|assay|protocol|kit\b",
-    re.IGNORECASE,
-)
+MAIN_FINDINGS = 2
+"""An abstract that states fewer findings with their numbers gains them from the
+Results, best first."""
+REDUNDANT = 0.5
+"""A sentence added from the article may share at most this much of its content
+words with one already shown."""
+FINDING_WORDS = (10, 45)
+"""The length in words of a Results sentence added as the finding."""
+CONCLUSION_WORDS = (8, 45)
+"""The length in words of a closing sentence added as the conclusion."""
 
 
 class Evidence(TypedDict):
@@ -160,6 +175,10 @@ class Unit:
 
 def _role(label: str, paragraph: Paragraph) -> str:
     title = " ".join(paragraph.path) or paragraph.section
+    top = paragraph.path[0] if paragraph.path else paragraph.section
+    if _METHODS_TITLE.search(top) and not _RESULTS_TITLE.search(top):
+        # "Materials and methods > Outcomes": the methods, whatever the label says.
+        return "methods"
     results, conclusions = (
         _RESULTS_TITLE.search(title),
         _CONCLUSIONS_TITLE.search(title),
@@ -247,7 +266,8 @@ def cut_to_sentence(quote: str, paragraph: str) -> str:
     paragraph = strip_pointers(paragraph)[0]
     opener = _OPENER.sub("", bare)
     for cut in (_PAREN.sub("", opener), opener, _PAREN.sub("", bare)):
-        cut = re.sub(r"\s+([,.;:])", r"\1", cut).strip()
+        # A space before a decimal point ("P < .001") is the article's: it stays.
+        cut = re.sub(r"\s+([,.;:])(?!\d)", r"\1", cut).strip()
         if (
             cut
             and cut != bare
@@ -302,54 +322,142 @@ def _record(
     )
 
 
-def _pick(units: Sequence[Unit], score: dict[int, float]) -> Unit | None:
-    ranked = sorted(
-        (u for u in units if score.get(id(u), 0) > 0),
-        key=lambda u: -score[id(u)],
+def _fits(text: str, size: tuple[int, int]) -> bool:
+    # "29. This might be ...": a sentence split after a reference number.
+    return (
+        size[0] <= word_count(text) <= size[1]
+        and not points_to_display(text)
+        and not _FRAGMENT.match(text)
     )
-    return ranked[0] if ranked else None
 
 
-def _finding(units: Sequence[Unit], numbers: ArticleNumbers) -> Unit | None:
-    """Return the Results sentence that best states a finding with a number."""
-    score: dict[int, float] = {}
-    for position, unit in enumerate(u for u in units if u.role == "results"):
-        size = word_count(unit.text)
-        if not 10 <= size <= 45 or points_to_display(unit.text):
+def _best(
+    scored: list[tuple[float, int, Unit]],
+    paragraphs: Sequence[Paragraph],
+    size: tuple[int, int],
+    shown: set[str],
+    title: frozenset[str],
+) -> SentenceRecord | None:
+    """Return the best-scored unit, as the article states it, that fits and is new.
+
+    New: not shown yet, and not half made of the content words of a shown sentence
+    (the title's words aside: every sentence may name the subject).
+    """
+    said = [terms(text).words - title for text in shown]
+    for _, _, unit in sorted(scored, key=lambda item: (-item[0], item[1])):
+        record = _article_record(unit, paragraphs)
+        if record["text"] in shown or not _fits(record["text"], size):
             continue
-        if not _stated_number(unit.text, numbers) or _LOW_PRIORITY.search(unit.text):
+        own = unit.words - title
+        if not any(len(own & words) > REDUNDANT * len(own) for words in said):
+            return record
+    return None
+
+
+def _finding(
+    units: Sequence[Unit],
+    paragraphs: Sequence[Paragraph],
+    numbers: ArticleNumbers,
+    title: frozenset[str],
+    shown: set[str],
+) -> SentenceRecord | None:
+    """Return the Results sentence that best states a finding with a number.
+
+    Ranked by :func:`veriscribe.text.findings.finding_score`, then by the words it
+    shares with the title (the main finding is about what the article is about) and
+    by how early its paragraph comes in the Results (the main finding is reported
+    first).
+    """
+    results = [u for u in units if u.role == "results"]
+    order = {p: rank for rank, p in enumerate(sorted({u.paragraph for u in results}))}
+    scored = []
+    for position, unit in enumerate(results):
+        text = strip_pointers(unit.text)[0]
+        if not _stated_number(text, numbers):
             continue
-        score[id(unit)] = 1.0 + len(_FINDING.findall(unit.text)) - position / 1000
-    return _pick(units, score)
+        score = finding_score(text)
+        if score <= 0:
+            continue
+        score += 0.5 * min(3, len(unit.words & title))
+        score -= 0.25 * min(4, order[unit.paragraph])
+        scored.append((score, position, unit))
+    return _best(scored, paragraphs, FINDING_WORDS, shown, title)
 
 
-def _conclusion(units: Sequence[Unit]) -> Unit | None:
-    """Return the authors' concluding sentence of the Discussion or Conclusions."""
-    closing = [u for u in units if u.role == "conclusions"]
-    if not closing:
-        return None
-    paragraphs = sorted({u.paragraph for u in closing})
-    edges = set(paragraphs[:1] + paragraphs[-2:])
-    score: dict[int, float] = {}
+def _conclusion(
+    units: Sequence[Unit],
+    paragraphs: Sequence[Paragraph],
+    title: frozenset[str],
+    shown: set[str],
+) -> SentenceRecord | None:
+    """Return the authors' concluding sentence of the Discussion or Conclusions.
+
+    Ranked by :func:`veriscribe.text.findings.conclusion_score`, then by where it
+    stands: a Conclusions section, the closing paragraph, the opening one.
+    """
+    closing = [
+        u
+        for u in units
+        if u.role == "conclusions" and not _ASIDE_SECTION.search(u.section)
+    ]
+    order = sorted({u.paragraph for u in closing})
+    opening: dict[str, Unit] = {}
     for unit in closing:
-        size = word_count(unit.text)
-        if not 8 <= size <= 45 or points_to_display(unit.text):
+        opening.setdefault(unit.section, unit)
+    scored = []
+    for position, unit in enumerate(closing):
+        text = strip_pointers(unit.text)[0]
+        score = conclusion_score(text)
+        if _CONCLUSIONS_SECTION.search(unit.section) and not is_aside(unit.text):
+            # A Conclusions section is the authors' conclusion, cue or not; its
+            # opening sentence most of all.
+            score += 2.0 + 1.0 * (opening[unit.section] is unit)
+        if score <= 0:
             continue
-        cues = len(_CONCLUDING.findall(unit.text))
-        if cues:
-            score[id(unit)] = cues + (1.0 if unit.paragraph in edges else 0.0)
-            # The last paragraph's cue sentences are the authors' conclusion.
-            score[id(unit)] += 0.5 * (unit.paragraph == paragraphs[-1])
-    return _pick(closing, score)
+        score += 1.5 * (unit.paragraph == order[-1])
+        score += 0.5 * (unit.paragraph in order[-2:-1] or unit.paragraph == order[0])
+        scored.append((score, position, unit))
+    return _best(scored, paragraphs, CONCLUSION_WORDS, shown, title)
 
 
-def _priority(record: SentenceRecord) -> int:
-    """Return how soon a sentence goes when the abstract is too long (lower first)."""
+def states_finding(record: SentenceRecord, numbers: ArticleNumbers) -> bool:
+    """Tell whether a shown sentence states a Results finding with a number."""
+    return record["role"] == "results" and _stated_number(record["text"], numbers)
+
+
+def states_conclusion(record: SentenceRecord) -> bool:
+    """Tell whether a shown sentence states the authors' conclusion."""
+    return record["role"] == "conclusions" and (
+        record["origin"] == "article"
+        or (conclusion_score(record["text"]) > 0 and not is_aside(record["text"]))
+    )
+
+
+def _priority(
+    record: SentenceRecord, numbers: ArticleNumbers, design: SentenceRecord | None
+) -> int:
+    """Return how soon a sentence goes when the abstract is too long (lower first).
+
+    Procedure (eligibility, approvals, searches, lab protocol) first, then
+    background, then methods (but the design, the first of them), the rest, the
+    objective, the conclusion and the findings with their numbers last; a sentence
+    added from the article never.
+    """
     if record["origin"] == "article":
         return 9
-    if _LOW_PRIORITY.search(record["text"]):
+    if not is_setting(record["text"]):
+        # A lab study's finding names its primers and assays: it is still a finding.
+        if states_finding(record, numbers):
+            return 8
+        if states_conclusion(record):
+            return 7
+    if is_procedure(record["text"]):
         return 0
-    return {"background": 1, "other": 1, "methods": 2}.get(record["role"], 3)
+    if record["role"] == "objective":
+        return 5
+    if record["role"] == "methods":
+        return 4 if record is design else 2
+    return {"background": 1, "other": 1}.get(record["role"], 3)
 
 
 def certify_text(
@@ -401,18 +509,18 @@ def certify(
         )
         shown.add(repaired)
     kept = [r for r in records if r["status"] != "dropped"]
-    if not any(
-        r["role"] == "results" and _stated_number(r["text"], numbers) for r in kept
-    ):
-        unit = _finding(units, numbers)
-        if unit is not None and unit.text not in shown:
-            _insert(records, _article_record(unit, paragraphs))
-    if not any(r["role"] == "conclusions" for r in kept):
-        unit = _conclusion(units)
-        if unit is not None and unit.text not in shown:
-            records.append(_article_record(unit, paragraphs))
+    for _ in range(MAIN_FINDINGS - sum(states_finding(r, numbers) for r in kept)):
+        added = _finding(units, paragraphs, numbers, terms(title).words, shown)
+        if added is None:
+            break
+        _insert(records, added)
+        shown.add(added["text"])
+    if not any(states_conclusion(r) for r in kept):
+        added = _conclusion(units, paragraphs, terms(title).words, shown)
+        if added is not None:
+            records.append(added)
     if words:
-        _trim(records, round(words * (1 + LENGTH_MARGIN)))
+        _trim(records, round(words * (1 + LENGTH_MARGIN)), numbers)
     return records
 
 
@@ -430,22 +538,28 @@ def _insert(records: list[SentenceRecord], record: SentenceRecord) -> None:
     records.append(record)
 
 
-def _trim(records: list[SentenceRecord], most: int) -> None:
+def _trim(records: list[SentenceRecord], most: int, numbers: ArticleNumbers) -> None:
     """Drop the least needed shown sentences until the abstract fits ``most`` words."""
 
     def total() -> int:
         return sum(word_count(r["text"]) for r in records if r["status"] != "dropped")
 
+    design = next(
+        (r for r in records if r["status"] != "dropped" and r["role"] == "methods"),
+        None,
+    )
     while total() > most:
-        shown = [
-            (i, r)
-            for i, r in enumerate(records)
-            if r["status"] != "dropped" and _priority(r) < 9
-        ]
-        if len(shown) <= 1:
-            return
+        shown = [i for i, r in enumerate(records) if r["status"] != "dropped"]
         # The first sentence states what the article is about: it goes last.
-        i, record = min(shown[1:], key=lambda item: (_priority(item[1]), -item[0]))
+        candidates = [
+            (priority, -i)
+            for i in shown[1:]
+            if (priority := _priority(records[i], numbers, design)) < 9
+        ]
+        if not candidates:
+            return
+        i = -min(candidates)[1]
+        record = records[i]
         dropped = record.copy()
         dropped["status"] = "dropped"
         dropped["reason"] = record["reason"] or "length: over the asked length"
