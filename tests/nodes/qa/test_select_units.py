@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import numpy as np
 
 from veriscribe.checks.support import self_certifies
-from veriscribe.nodes.qa.answer import select_units
+from veriscribe.nodes.qa.answer import certified_echoes, select_units
 from veriscribe.retrieval.units import (
     SectionText,
+    Selection,
     answer_text,
     score_units,
 )
@@ -53,3 +55,21 @@ async def test_the_most_similar_sentence_is_passed_over_when_not_certified(
     for unit in selection.units:
         assert not unit.text.startswith(FRAGMENT)
         assert self_certifies(answer_text(unit.text), section.text)
+
+
+def test_an_echo_in_other_words_is_no_second_citation(shared_data: Path) -> None:
+    # cpgQA says the risk-mitigation strategies twice: p125 with "include: Ongoing",
+    # p038 with "include ongoing". Cited beside p125's sentence, p038's copy would not
+    # certify it.
+    sections = [passage(shared_data, "p125"), passage(shared_data, "p038")]
+    question = "What are included in the strategies and their frequency?"
+    scored = score_units(question, sections)
+    chosen = next(u for u in scored if u.key == "p125" and "include:" in u.text)
+    echo = next(u for u in scored if u.key == "p038" and "include ongoing" in u.text)
+    same = dataclasses.replace(echo, key="p125-copy")
+    by_key = {s.key: s.text for s in sections} | {"p125-copy": sections[0].text}
+    place = (chosen.key, chosen.position)
+    selection = Selection((chosen,), 1.0, 2, echoes={place: (echo, same)})
+    kept = certified_echoes(selection, by_key)
+    assert kept.echoes == {place: (same,)}
+    assert not self_certifies(answer_text(chosen.text), sections[1].text)

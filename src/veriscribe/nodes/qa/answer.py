@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -433,9 +434,33 @@ async def select_units(
     similarity = None
     if encoder is not None and scored:
         similarity = await asyncio.to_thread(similarities, encoder, question, scored)
-    return choose_units(
+    selection = choose_units(
         scored, max_sentences=max_sentences, judged=judged, similarity=similarity
     )
+    return certified_echoes(selection, by_key)
+
+
+def certified_echoes(selection: Selection, by_key: Mapping[str, str]) -> Selection:
+    """Keep as a chosen unit's second citation only an echo that certifies its words.
+
+    The summary table may say a recommendation in other punctuation or case ("include:
+    Ongoing ..." against "include ongoing ..."): cited beside the chosen sentence, such
+    a copy is not its words, and the claim would fail the checks it passes alone.
+    """
+    chosen = {(u.key, u.position): answer_text(u.text) for u in selection.units}
+    kept = {
+        place: echoes
+        for place, units in selection.echoes.items()
+        if place in chosen
+        and (
+            echoes := tuple(
+                echo
+                for echo in units
+                if self_certifies(chosen[place], by_key[echo.key])
+            )
+        )
+    }
+    return dataclasses.replace(selection, echoes=kept)
 
 
 def similarities(
