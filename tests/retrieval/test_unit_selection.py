@@ -456,3 +456,14 @@ def test_a_statement_one_word_apart_is_no_echo(other: str) -> None:
     assert not same_statement(said, other)
     assert not same_statement(other, said)
     assert same_statement(said, said.replace("adults.", "adults"))
+
+
+def test_a_numbered_copy_of_a_recommendation_is_the_same_statement() -> None:
+    body = "We suggest onabotulinumtoxinA injection for the prevention of chronic migraine."
+    assert same_statement(f"20. {body}", body)
+    assert same_statement(body, f"• {body}")
+    # The number of a dose is still a word of the statement.
+    assert not same_statement(
+        "Give 20 mg of the drug to adults with migraine at onset.",
+        "Give 40 mg of the drug to adults with migraine at onset.",
+    )

@@ -572,8 +572,10 @@ def same_statement(one: str, other: str) -> bool:
 
     A summary table repeats a recommendation in its own layout (its line breaks, its
     strength label, a number before it); the words stay. The shorter unit must hold
-    at least ``SAME_MIN_TERMS`` terms, so that two short labels are not one claim.
+    at least ``SAME_MIN_TERMS`` terms, so that two short labels are not one claim. A
+    list's number or bullet before a unit ("20. We suggest ...") is no word of it.
     """
+    one, other = _BULLET.sub("", one, count=1), _BULLET.sub("", other, count=1)
     first, second = set(bm25_tokens(one)), set(bm25_tokens(other))
     shorter, longer = sorted((first, second), key=len)
     if len(shorter) < SAME_MIN_TERMS:
