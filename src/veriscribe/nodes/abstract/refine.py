@@ -6,8 +6,9 @@ import time
 
 from langgraph.runtime import Runtime
 
+from veriscribe.checks.wording import word_count
 from veriscribe.errors import ContextOverflow, StructuredOutputError
-from veriscribe.nodes.abstract.checks import check_abstract
+from veriscribe.nodes.abstract.checks import CheckRecord, check_abstract
 from veriscribe.nodes.abstract.evidence import (
     certify_text,
     sentence_counts,
@@ -124,6 +125,10 @@ async def refine(state: AbstractState, runtime: Runtime[AbstractDeps]) -> Abstra
         # No sentence holds to the article and none could be taken from it: the
         # abstract is shown as the checks left it, and says so.
         notes.append("evidence_unchecked: no sentence could be checked or repaired")
+    else:
+        # The evidence step repairs, adds and trims sentences: the length recorded is
+        # that of the abstract shown.
+        record = CheckRecord(**{**record, "words": word_count(shown)})
     return update | {
         "abstract": shown or checked,
         "checks": record,
