@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from veriscribe.nodes.qa.asked import is_follow_up, searched_question, with_topic
+from veriscribe.nodes.qa.asked import (
+    is_follow_up,
+    said_before,
+    searched_question,
+    with_topic,
+)
 from veriscribe.nodes.qa.state import QAState, Turn
 
 
@@ -39,3 +44,20 @@ def test_with_topic_adds_only_new_words() -> None:
     assert with_topic("And in pregnancy?", "Is aspirin safe?") == (
         "And in pregnancy? (aspirin safe)"
     )
+
+
+def test_only_a_follow_up_leans_on_the_answer_before() -> None:
+    history = [
+        Turn(
+            question="Should opioids be used for chronic low back pain?",
+            answer="We recommend against opioids.",
+        )
+    ]
+    follow_up = QAState(question="What about for acute low back pain?", history=history)
+    assert said_before(follow_up) == "We recommend against opioids."
+    own = QAState(
+        question="Which exercise programs help patients with knee osteoarthritis?",
+        history=history,
+    )
+    assert said_before(own) == ""
+    assert said_before(QAState(question="What about acute pain?")) == ""

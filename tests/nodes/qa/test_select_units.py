@@ -73,3 +73,16 @@ def test_an_echo_in_other_words_is_no_second_citation(shared_data: Path) -> None
     kept = certified_echoes(selection, by_key)
     assert kept.echoes == {place: (same,)}
     assert not self_certifies(answer_text(chosen.text), sections[1].text)
+
+
+async def test_a_follow_up_is_not_given_the_answer_before_again(
+    shared_data: Path,
+) -> None:
+    section = passage(shared_data, "p049")
+    first = await select_units(QUESTION, [section], 3)
+    assert first.units
+    said = " ".join(answer_text(unit.text) for unit in first.units[:1])
+    again = await select_units(QUESTION, [section], 3, said=said.upper())
+    texts = [answer_text(unit.text) for unit in again.units]
+    assert answer_text(first.units[0].text) not in texts
+    assert texts == [answer_text(u.text) for u in first.units[1:]][: len(texts)]

@@ -23,7 +23,7 @@ from veriscribe.checks.markers import (
 from veriscribe.checks.support import self_certifies
 from veriscribe.errors import StructuredOutputError
 from veriscribe.llm.client import LLM
-from veriscribe.nodes.qa.asked import searched_question
+from veriscribe.nodes.qa.asked import said_before, searched_question
 from veriscribe.nodes.qa.constrained import (
     SourceUnits,
     quote_constraint,
@@ -330,6 +330,7 @@ async def _select_by_score(
         index.idf,
         judge,
         encoder,
+        said=said_before(state),
     )
     if options.select == "semantic" and encoder is None:
         return selection, [
@@ -410,6 +411,8 @@ async def select_units(
     corpus_idf: Callable[[str], float] | None = None,
     judge: UnitJudge | None = None,
     encoder: Encoder | None = None,
+    *,
+    said: str = "",
 ) -> Selection:
     """Score the quotable units of the sections read and choose those that answer.
 
@@ -417,13 +420,18 @@ async def select_units(
     not-found cut (see `veriscribe.retrieval.units`). With a ``judge``, the model's
     "yes" for the best units joins their lexical scores in the choice and the cut;
     with an ``encoder``, each unit's embedding similarity to the question does. Either
-    only chooses among sentences the checker certifies, and certifies nothing.
+    only chooses among sentences the checker certifies, and certifies nothing. A
+    sentence of ``said`` (the answer a chat's follow-up leans on) is not chosen again.
     """
     by_key = {s.key: s.text for s in sections}
+    before = _folded(said)
 
     def admit(unit: UnitScore) -> bool:
+        text = answer_text(unit.text)
+        if before and _folded(text) in before:
+            return False
         # Only a sentence the checker will certify is shown as an answer.
-        return self_certifies(answer_text(unit.text), by_key[unit.key])
+        return self_certifies(text, by_key[unit.key])
 
     scored = [
         unit for unit in score_units(question, sections, corpus_idf) if admit(unit)
@@ -438,6 +446,11 @@ async def select_units(
         scored, max_sentences=max_sentences, judged=judged, similarity=similarity
     )
     return certified_echoes(selection, by_key)
+
+
+def _folded(text: str) -> str:
+    """Return text in lower case with its spaces made one, for finding it in another."""
+    return " ".join(text.lower().split())
 
 
 def certified_echoes(selection: Selection, by_key: Mapping[str, str]) -> Selection:

@@ -95,6 +95,18 @@ def searched_question(
     return guideline_words(question, holds)
 
 
+def said_before(state: QAState) -> str:
+    """Return the answer a chat's follow-up leans on, or "" for a question of its own.
+
+    A follow-up asks what the answer before did not say: a sentence that answer gave
+    is on the user's screen already and is not given again.
+    """
+    history = state.get("history", [])
+    if not is_follow_up(state["question"], history):
+        return ""
+    return history[-1]["answer"]
+
+
 def searched_previous(history: Sequence[Turn]) -> str:
     """Return the question before, itself read with the one before it if it leaned on it."""
     *earlier, last = history
