@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from veriscribe.retrieval.lay_terms import guideline_words, lay_terms, read_lay_terms
+from veriscribe.retrieval.lay_terms import (
+    drug_classes,
+    guideline_words,
+    lay_terms,
+    read_drug_classes,
+    read_lay_terms,
+)
 
 
 @pytest.mark.parametrize(
@@ -15,7 +21,7 @@ from veriscribe.retrieval.lay_terms import guideline_words, lay_terms, read_lay_
             "Can I give my patient with low back pain acetaminophen?",
         ),
         ("Is Tylenol OK for my bad back?", "Is acetaminophen OK for my low back pain?"),
-        ("Benadryl for sleep?", "diphenhydramine for sleep?"),
+        ("Benadryl for sleep?", "diphenhydramine (or antihistamine) for sleep?"),
         (
             "Should people with COPD get flu shots?",
             "Should people with COPD get influenza vaccination?",
@@ -54,3 +60,16 @@ def test_a_word_the_corpus_uses_is_read_as_the_corpus_means_it() -> None:
         "Which risks of OT and NSAIDs, and is acetaminophen safer?"
     )
     assert "occupational therapy" in guideline_words(question)
+
+
+def test_a_drug_is_searched_with_the_class_a_guideline_names_it_by() -> None:
+    # Guidelines recommend by class: "the concurrent use of benzodiazepines and opioids".
+    assert guideline_words("My patient takes Xanax and Percocet together.") == (
+        "My patient takes alprazolam (or benzodiazepine) and oxycodone (or opioid) together."
+    )
+    # A question that names the class already is searched as asked.
+    asked = "Should benzodiazepines be given with lorazepam for alcohol withdrawal?"
+    assert guideline_words(asked) == asked
+    assert drug_classes().classes["losartan"] == "angiotensin receptor blocker"
+    with pytest.raises(ValueError, match="drug classes line 1"):
+        read_drug_classes("losartan\n")

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from veriscribe.retrieval.bm25 import BM25Index
+from veriscribe.retrieval.lay_terms import guideline_words
 from veriscribe.retrieval.units import (
     SEMANTIC,
     AnswerModel,
@@ -467,3 +468,32 @@ def test_a_numbered_copy_of_a_recommendation_is_the_same_statement() -> None:
         "Give 20 mg of the drug to adults with migraine at onset.",
         "Give 40 mg of the drug to adults with migraine at onset.",
     )
+
+
+def test_a_sentence_cut_by_a_number_line_is_left_out() -> None:
+    # A PDF's table: the recommendation's row number sits on a line inside it.
+    section = (
+        "In patients with COPD, we suggest starting or continuing cardioselective "
+        "beta-blockers only in those who have a cardiovascular\n17.\nindication for "
+        "beta-blockers (e.g., heart failure).\nWe recommend pulmonary rehabilitation."
+    )
+    texts = [answer_text(unit.text) for unit in whole_units(section)]
+    assert not any("cardiovascular" in text for text in texts)
+    assert "We recommend pulmonary rehabilitation." in texts
+    # A sentence that ends in a number, the next one in capitals, is whole.
+    ended = "The dose is taken once a day, for at most\n14.\nThen it is stopped."
+    assert [answer_text(u.text) for u in whole_units(ended)][0].endswith("at most 14.")
+
+
+def test_a_drug_or_its_class_answers_a_question_naming_the_drug() -> None:
+    searched = guideline_words("My patient takes Xanax and Percocet together. Safe?")
+    by_class = "We recommend against the concurrent use of benzodiazepines and opioids."
+    by_drug = "We recommend against the concurrent use of alprazolam and oxycodone."
+    neither = "We recommend offering naloxone to patients at risk of overdose."
+    section = SectionText("g:r", "Recommendations", f"{by_class} {by_drug} {neither}")
+    scored = {u.text: u.coverage for u in score_units(searched, [section])}
+    # The sentence in the class's words holds as much of the question as the one
+    # naming the drugs ...
+    assert scored[by_class] == scored[by_drug] > 0
+    # ... and one that names neither holds less.
+    assert scored[neither] < scored[by_class] / 2

@@ -16,6 +16,12 @@ matches in any case. The longest term at a place wins, and a term is left alone 
 the question already holds the guideline's phrase ("back pain" in "low back pain"). A
 one-word term the corpus itself uses is the corpus's word: in the opioid guideline
 "OT" is opioid therapy, not occupational therapy, and stays as asked.
+
+Guidelines recommend by class ("the concurrent use of benzodiazepines and opioids"); a
+user names the drug ("Xanax and Percocet"). A generic name of the second shipped list
+(``data/drug_classes.tsv``) is searched with its class beside it: "alprazolam (or
+benzodiazepine) and oxycodone (or opioid)", unless the question already names the
+class; a sentence that names either answers (`veriscribe.retrieval.units.alternatives`).
 """
 
 from __future__ import annotations
@@ -67,13 +73,7 @@ def read_lay_terms(text: str) -> LayTerms:
     """Parse the list's text: ``user's term<TAB>guideline's term`` a line, ``#`` notes."""
     exact: dict[str, str] = {}
     folded: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        user, tab, guideline = line.partition("\t")
-        if not tab or not user.strip() or not guideline.strip():
-            raise ValueError(f"lay terms line {number}: not two tab-separated terms")
-        user, guideline = user.strip(), guideline.strip()
+    for user, guideline in _pairs(text, "lay terms").items():
         if _CAPITALS.search(user):
             exact[user] = guideline
         else:
@@ -83,6 +83,58 @@ def read_lay_terms(text: str) -> LayTerms:
     # Whole words only; case is checked in `rewrite` for the exact terms.
     pattern = re.compile(rf"(?<![\w-])(?:{alternation})(?![\w-])", re.IGNORECASE)
     return LayTerms(exact, folded, pattern)
+
+
+@dataclass(frozen=True)
+class DrugClasses:
+    """Generic names and the class a guideline names each by, compiled for matching."""
+
+    classes: dict[str, str]
+    """The class of each generic name, by its lower-case text."""
+    pattern: re.Pattern[str]
+
+    def add(self, question: str) -> str:
+        """Return the question with each generic name followed by its class."""
+        lowered = question.lower()
+
+        def name(match: re.Match[str]) -> str:
+            found = match.group(0)
+            kind = self.classes[found.lower()]
+            if kind.lower() in lowered:
+                return found
+            return f"{found} (or {kind})"
+
+        return self.pattern.sub(name, question)
+
+
+def read_drug_classes(text: str) -> DrugClasses:
+    """Parse the list's text: ``generic name<TAB>class`` a line, ``#`` notes."""
+    classes = {
+        user.lower(): kind for user, kind in _pairs(text, "drug classes").items()
+    }
+    alternation = "|".join(re.escape(t) for t in sorted(classes, key=lambda t: -len(t)))
+    pattern = re.compile(rf"(?<![\w-])(?:{alternation})(?![\w-])", re.IGNORECASE)
+    return DrugClasses(classes, pattern)
+
+
+def _pairs(text: str, what: str) -> dict[str, str]:
+    """Return the tab-separated pairs of a shipped list, in order, ``#`` lines skipped."""
+    pairs: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        first, tab, second = line.partition("\t")
+        if not tab or not first.strip() or not second.strip():
+            raise ValueError(f"{what} line {number}: not two tab-separated terms")
+        pairs[first.strip()] = second.strip()
+    return pairs
+
+
+@lru_cache(maxsize=1)
+def drug_classes() -> DrugClasses:
+    """Return the shipped list of generic names and their classes."""
+    data = resources.files(__package__).joinpath("data", "drug_classes.tsv")
+    return read_drug_classes(data.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
@@ -96,6 +148,7 @@ def guideline_words(question: str, holds: Callable[[str], bool] | None = None) -
     """Return the question as searched: users' terms in the guidelines' words.
 
     ``holds`` tells whether the corpus uses a word (`BM25Index.holds`): a one-word
-    term it uses is read as the corpus means it.
+    term it uses is read as the corpus means it. Each drug named is followed by its
+    class.
     """
-    return lay_terms().rewrite(question, holds)
+    return drug_classes().add(lay_terms().rewrite(question, holds))

@@ -174,6 +174,9 @@ _FORM_PHRASE = re.compile(r"\bhow (?:long|often|soon)\b", re.IGNORECASE)
 _HOW_LONG = re.compile(r"\bhow long\b", re.IGNORECASE)
 _TAKE = re.compile(r"\btakes?\b", re.IGNORECASE)
 _EITHER_OR = re.compile(r"\b([^\W\d_]+) or ([^\W\d_]+)\b", re.IGNORECASE)
+_OR_CLASS = re.compile(r"([^\W\d_][\w-]*) \(or ([^()]+)\)")
+Alternatives = tuple[tuple[str, ...], tuple[str, ...]]
+"""Two sides of an "or" in a question, each its terms: the answer holds either."""
 _NON_WORD = re.compile(r"\W+")
 _SENTENCE_END = re.compile(r"[.!?:;)\]|”\"']$")
 _OPEN_END = re.compile(
@@ -188,6 +191,8 @@ SAME_SHARE = 0.85
 SAME_LENGTH_RATIO = 1.5
 """The longer unit holds at most this many times the shorter's terms: more is more said."""
 MAX_JOINED_CHARS = 600
+_NUMBER_LINE = re.compile(r"\n[ \t]*\d{1,4}\.?[ \t]*$")
+"""A unit's last line is a bare number: a page or row number read into its sentence."""
 """A unit completed with the units after it is at most this long."""
 _CONTINUES = re.compile(
     r"^(?:this|these|those|such|it|they|however|in addition|additionally|also)\b",
@@ -309,7 +314,7 @@ def score_units(
     def idf(term: str) -> float:
         return math.log(1 + (count - df[term] + 0.5) / (df[term] + 0.5))
 
-    pairs = alternatives(question, asked)
+    groups = alternatives(question, asked)
     local = {t: idf(t) for t in asked}
     weights = None if corpus_idf is None else {t: corpus_idf(t) for t in asked}
     mean_len = sum(len(terms) for terms in matched) / count or 1.0
@@ -322,8 +327,8 @@ def score_units(
         )
         title = {_asked_form(term, asked) for term in bm25_tokens(section.title)}
         held = set(terms) | title
-        coverage = _covered(local, held, pairs)
-        corpus_coverage = 1.0 if weights is None else _covered(weights, held, pairs)
+        coverage = _covered(local, held, groups)
+        corpus_coverage = 1.0 if weights is None else _covered(weights, held, groups)
         scored.append(
             UnitScore(
                 section.key,
@@ -346,7 +351,9 @@ def whole_units(section_text: str) -> list[Unit]:
     units after it while they go on in lower case, up to a sentence's end; one that
     cannot be completed so is left out, and so is a unit that starts in lower case
     (the rest of a sentence whose start is elsewhere). A list item, a lead-in ending
-    in a colon and a table row are whole as they are.
+    in a colon and a table row are whole as they are. A unit that a page or row number
+    on a line of its own cut ("... who have a cardiovascular", a line "17.", its
+    sentence going on in lower case after it) is left out: its point is after the cut.
     """
     units = list(quotable_units(section_text))
     out: list[Unit] = []
@@ -357,6 +364,12 @@ def whole_units(section_text: str) -> list[Unit]:
         opening = section_text[unit.start : unit.end]
         if unit.text[:1].islower() and not _BULLET.match(opening):
             continue  # the rest of a sentence whose start is elsewhere
+        if (
+            _NUMBER_LINE.search(opening)
+            and index < len(units)
+            and units[index].text[:1].islower()
+        ):
+            continue  # cut by a number line; what follows ends the sentence
         if _is_whole(section_text, unit):
             out.append(unit)
             continue
@@ -390,39 +403,60 @@ def _is_whole(section_text: str, unit: Unit) -> bool:
     )
 
 
-def alternatives(question: str, asked: set[str]) -> list[tuple[str, str]]:
+def alternatives(question: str, asked: set[str]) -> list[Alternatives]:
     """Return the question's terms joined by "or": the answer holds one of each pair.
 
     "Should you prescribe the highest or lowest dose?" is answered by a sentence that
-    says "lowest" and never "highest".
+    says "lowest" and never "highest". A drug named with its class in the question as
+    searched, "losartan (or angiotensin receptor blocker)" (see
+    `veriscribe.retrieval.lay_terms`), is answered by a sentence that names either.
     """
-    pairs = []
+    found: list[Alternatives] = []
     for first, second in _EITHER_OR.findall(question):
-        one, other = bm25_tokens(first), bm25_tokens(second)
-        if one and other and one[0] in asked and other[0] in asked and one != other:
-            pairs.append((one[0], other[0]))
-    return pairs
+        words, others = bm25_tokens(first), bm25_tokens(second)
+        if words and others and words[0] in asked and others[0] in asked:
+            if words[0] != others[0]:
+                found.append(((words[0],), (others[0],)))
+    for drug, kind in _OR_CLASS.findall(question):
+        one = tuple(t for t in bm25_tokens(drug) if t in asked)
+        other = tuple(t for t in bm25_tokens(kind) if t in asked and t not in one)
+        if one and other:
+            found.append((one, other))
+    # A term weighs once: a group that shares a term with one before is left out.
+    kept: list[Alternatives] = []
+    seen: set[str] = set()
+    for group in found:
+        terms = {t for side in group for t in side}
+        if not terms & seen:
+            kept.append(group)
+            seen |= terms
+    return kept
 
 
 def _covered(
-    weights: dict[str, float], held: set[str], pairs: Sequence[tuple[str, str]]
+    weights: dict[str, float], held: set[str], groups: Sequence[Alternatives]
 ) -> float:
     """Return the share of the question's term weight that ``held`` holds.
 
-    A pair of alternatives weighs as its heavier term and is held when either is.
+    A group of alternatives weighs as its heavier side, and holds the share of that
+    weight that its better-held side holds.
     """
-    total = sum(weights.values())
-    got = sum(w for t, w in weights.items() if t in held)
-    for one, other in pairs:
-        lighter = min(weights[one], weights[other])
-        total -= lighter
-        if one in held and other in held:
-            got -= lighter
-        elif one in held or other in held:
-            got += (
-                max(weights[one], weights[other])
-                - weights[one if one in held else other]
+    grouped = {t for group in groups for side in group for t in side}
+    total = sum(w for t, w in weights.items() if t not in grouped)
+    got = sum(w for t, w in weights.items() if t not in grouped and t in held)
+    for group in groups:
+        sides = [sum(weights[t] for t in side) for side in group]
+        heavier = max(sides)
+        total += heavier
+        got += (
+            max(
+                (heavier * sum(weights[t] for t in side if t in held) / weight)
+                for side, weight in zip(group, sides, strict=True)
+                if weight > 0
             )
+            if heavier > 0
+            else 0.0
+        )
     return got / total if total > 0 else 0.0
 
 
