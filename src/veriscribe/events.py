@@ -1,0 +1,122 @@
+"""The stage events: what a cited answer's run tells its watchers, step by step.
+
+Each step of the cited-QA graph that finishes is told as one event, keyed by its
+``stage``, carrying only the typed fields a reader needs. The terminal's progress line,
+the server's ``stage`` events (each event's JSON) and the web page read these, never
+the graph's node names or state: :func:`veriscribe.graphs.qa_stages.stage_event` is
+the one place that turns a node's update into its event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from veriscribe.results import ClaimStatus, Verdict
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", json_schema_serialization_defaults_required=True
+    )
+
+
+class ClaimState(_Event):
+    """A claim's status as the run stands."""
+
+    sentence: int = Field(description="The claim's sentence: its index in the answer.")
+    status: ClaimStatus = Field(description="The claim's badge so far.")
+
+
+class SectionsChosen(_Event):
+    """The sections to read are chosen (``ask`` only)."""
+
+    stage: Literal["retrieve"] = "retrieve"
+    read_set: list[str] = Field(description="The `doc:section` keys of the sections.")
+    method: str = Field(description="How they were chosen (the retriever).")
+
+
+class AnswerWritten(_Event):
+    """The answer is written from the sections read (``ask`` only)."""
+
+    stage: Literal["answer"] = "answer"
+    sentences: list[str] = Field(
+        description="The answer's sentences, in order, without their citations."
+    )
+    not_found: bool = Field(description="The sections read do not answer the question.")
+    read_set: list[str] | None = Field(
+        default=None,
+        description="The sections the answer was written from, when writing it "
+        "changed them; else null.",
+    )
+
+
+class ClaimsFound(_Event):
+    """The answer's sentences that state a claim are picked out."""
+
+    stage: Literal["filter_claims"] = "filter_claims"
+    is_claim: list[bool] = Field(
+        description="One flag per sentence of the answer, in order: whether it "
+        "states a claim (only claims are checked)."
+    )
+
+
+class QuotesChecked(_Event):
+    """Every quote is checked verbatim against its cited section."""
+
+    stage: Literal["verify"] = "verify"
+    claims: list[ClaimState] = Field(
+        description="Each claim's status: `unjudged` where the judge is still to rule."
+    )
+
+
+class ClaimJudged(_Event):
+    """The judge ruled on whether one claim's quotes support it (one per claim)."""
+
+    stage: Literal["judge"] = "judge"
+    sentence: int = Field(description="The claim's sentence.")
+    verdict: Verdict | None = Field(description="The verdict, null if none was given.")
+
+
+class ClaimsJudged(_Event):
+    """The judge's verdicts are turned into the claims' badges."""
+
+    stage: Literal["join"] = "join"
+    claims: list[ClaimState]
+
+
+class SupportSought(_Event):
+    """Support was looked for elsewhere in the sections read (one per partial claim)."""
+
+    stage: Literal["recover"] = "recover"
+    sentence: int = Field(description="The claim's sentence.")
+    recovered: bool = Field(description="A section read states what was missing.")
+
+
+class AnswerReady(_Event):
+    """The answer is put together: the claims' final badges (the answer follows)."""
+
+    stage: Literal["present"] = "present"
+    claims: list[ClaimState]
+
+
+StageEvent = Annotated[
+    SectionsChosen
+    | AnswerWritten
+    | ClaimsFound
+    | QuotesChecked
+    | ClaimJudged
+    | ClaimsJudged
+    | SupportSought
+    | AnswerReady,
+    Field(discriminator="stage"),
+]
+"""One step of a cited answer's run, told by its ``stage``."""
+
+STAGE_EVENT: TypeAdapter[StageEvent] = TypeAdapter(StageEvent)
+"""Validates and describes (JSON schema) any stage event."""
+
+OnStage = Callable[[StageEvent], None]
+"""Called with each step's event as the step finishes."""
