@@ -50,6 +50,12 @@ from veriscribe.eval.reports import (
     QuestionSetReport,
     RetrievalReport,
 )
+from veriscribe.events import (
+    AnswerWritten,
+    ClaimJudged,
+    ClaimsFound,
+    SectionsChosen,
+)
 from veriscribe.results import (
     AbstractResult,
     BatchSummary,
@@ -244,8 +250,10 @@ def ingest_progress(console: Console, s: str) -> None:
 
 def qa_progress(console: Console, s: str) -> None:
     with answers.qa_progress(console, s) as update:
-        for node in (s, "retrieve", "judge", "filter_claims"):
-            update(node, {})
+        update(SectionsChosen(read_set=[s], method=s))
+        update(AnswerWritten(sentences=[s], not_found=False, read_set=[s]))
+        update(ClaimsFound(is_claim=[True, False]))
+        update(ClaimJudged(sentence=0, verdict=None))
 
 
 def question_progress(console: Console, s: str) -> None:
