@@ -27,7 +27,9 @@ from veriscribe.graphs.cited_qa import build_cited_qa_graph
 from veriscribe.graphs.qa_stages import STAGES, stage_event
 from veriscribe.nodes.qa.state import QADeps, turn_input
 from veriscribe.options import QAOptions
+from veriscribe.serve import ServeConfig, create_app
 from veriscribe.service.qa import qa_runner, run_thread
+from veriscribe.settings import Settings
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store
 
@@ -58,6 +60,24 @@ def test_the_terminal_and_the_web_page_name_every_stage() -> None:
     assert set(re.findall(r"^\s*(\w+):", table.group(1), re.MULTILINE)) == set(
         STAGE_NAMES
     )
+
+
+def test_each_event_schema_is_in_the_openapi_document() -> None:
+    app = create_app(ServeConfig(settings=Settings(db=":memory:"), resume_runs=False))
+    document = app.openapi()
+    schemas = document["components"]["schemas"]
+    union = schemas["StageEvent"]
+    assert union["discriminator"]["propertyName"] == "stage"
+    assert set(union["discriminator"]["mapping"]) == set(STAGE_NAMES)
+    for event in EVENTS:
+        schema = schemas[event.__name__]
+        assert schema["properties"]["stage"]["const"] in STAGE_NAMES
+        assert "stage" in schema["required"]
+        assert schema.get("description"), event.__name__
+    stream = document["paths"]["/v1/answers"]["post"]["responses"]["200"]["content"]
+    assert stream["text/event-stream"]["schema"] == {
+        "$ref": "#/components/schemas/StageEvent"
+    }
 
 
 def test_an_event_is_read_back_from_its_json() -> None:

@@ -26,7 +26,7 @@ from starlette.background import BackgroundTask
 
 from veriscribe import __version__, service
 from veriscribe.errors import NotFound, VeriscribeError
-from veriscribe.events import OnStage, StageEvent
+from veriscribe.events import STAGE_EVENT, OnStage, StageEvent
 from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
@@ -401,7 +401,42 @@ def create_app(config: ServeConfig) -> FastAPI:
         )
     add_routes(app, server)
     add_page(app)
+    add_schema(
+        app,
+        "StageEvent",
+        STAGE_EVENT.json_schema(ref_template=SCHEMA_REF, mode="serialization"),
+    )
     return app
+
+
+SCHEMA_REF = "#/components/schemas/{model}"
+STAGE_EVENT_REF = SCHEMA_REF.format(model="StageEvent")
+"""The schema of a `stage` event's data, named in the streaming responses."""
+
+
+def add_schema(app: FastAPI, name: str, schema: dict[str, Any]) -> None:
+    """Add a schema no route returns as JSON (an event's data) to the OpenAPI document.
+
+    ``schema`` is a JSON schema whose references point at ``SCHEMA_REF``: its
+    definitions become components beside it.
+    """
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            components = document.setdefault("components", {})
+            schemas = components.setdefault("schemas", {})
+            definitions = dict(schema)
+            for key, value in {
+                **definitions.pop("$defs", {}),
+                name: definitions,
+            }.items():
+                if schemas.setdefault(key, value) != value:
+                    raise ValueError(f"two schemas named {key} in the API")
+        return app.openapi_schema or generate()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -539,8 +574,10 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
             200: {
                 "description": "The checked answer (the JSON of `ask --json`); with "
                 "`Accept: text/event-stream`, a `stage` event after each step of the "
-                "graph and a last `answer` event (or `error`, problem details).",
-                "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
+                "graph, its data a [StageEvent](#schema-stageevent) keyed by `stage`, "
+                "and a last `answer` event, its data the checked answer (or `error`, "
+                "problem details).",
+                "content": {EVENT_STREAM: {"schema": {"$ref": STAGE_EVENT_REF}}},
             },
             **ERRORS,
         },
