@@ -48,8 +48,8 @@ class AnswerWritten(_Event):
     not_found: bool = Field(description="The sections read do not answer the question.")
     read_set: list[str] | None = Field(
         default=None,
-        description="The sections the answer was written from, when writing it "
-        "changed them; else null.",
+        description="The sections the answer was written from (it may leave out "
+        "some of those chosen); null when this step kept the chosen ones.",
     )
 
 
