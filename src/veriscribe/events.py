@@ -1,10 +1,12 @@
-"""The stage events: what a cited answer's run tells its watchers, step by step.
+"""The stage events: what a run of a graph tells its watchers, step by step.
 
 Each step of the cited-QA graph that finishes is told as one event, keyed by its
 ``stage``, carrying only the typed fields a reader needs. The terminal's progress line,
 the server's ``stage`` events (each event's JSON) and the web page read these, never
 the graph's node names or state: :func:`veriscribe.graphs.qa_stages.stage_event` is
-the one place that turns a node's update into its event.
+the one place that turns a node's update into its event. The abstract graph's steps
+are told the same way (:class:`AbstractStageEvent`, made in
+:mod:`veriscribe.graphs.abstract_stages`) to the live view of ``abstract``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from veriscribe.results import ClaimStatus, Verdict
+from veriscribe.results import ClaimStatus, FacetStatus, Verdict
 
 
 class _Event(BaseModel):
@@ -119,4 +121,76 @@ STAGE_EVENT: TypeAdapter[StageEvent] = TypeAdapter(StageEvent)
 """Validates and describes (JSON schema) any stage event."""
 
 OnStage = Callable[[StageEvent], None]
+"""Called with each step's event as the step finishes."""
+
+
+class FacetState(_Event):
+    """How one facet's summary came out."""
+
+    name: str = Field(description="The facet (background, methods, ...).")
+    status: FacetStatus
+
+
+class FacetsDivided(_Event):
+    """The article's paragraphs are divided among the facets."""
+
+    stage: Literal["divide"] = "divide"
+    paragraphs: dict[str, int] = Field(
+        description="Each facet that has paragraphs, and how many."
+    )
+    fallbacks: list[str]
+
+
+class FacetSummarised(_Event):
+    """One facet is summarised (one per facet, in any order)."""
+
+    stage: Literal["summarize_facet"] = "summarize_facet"
+    facet: FacetState
+
+
+class FacetsJoined(_Event):
+    """Every facet's summary is in; the failed ones are noted."""
+
+    stage: Literal["join"] = "join"
+    fallbacks: list[str]
+
+
+class FacetsRegrouped(_Event):
+    """No facet came out: the paragraphs are regrouped into fewer facets."""
+
+    stage: Literal["regroup"] = "regroup"
+    paragraphs: dict[str, int] = Field(
+        description="Each regrouped facet that has paragraphs, and how many."
+    )
+    fallbacks: list[str]
+
+
+class LeadTaken(_Event):
+    """Still no facet: the opening text stands in for the summaries."""
+
+    stage: Literal["lead"] = "lead"
+    facets: list[FacetState]
+    fallbacks: list[str]
+
+
+class AbstractRefined(_Event):
+    """The draft is refined into the abstract, and its sentences checked."""
+
+    stage: Literal["refine"] = "refine"
+    refined: bool = Field(description="The model refined the draft (else kept it).")
+    fallbacks: list[str]
+
+
+AbstractStageEvent = Annotated[
+    FacetsDivided
+    | FacetSummarised
+    | FacetsJoined
+    | FacetsRegrouped
+    | LeadTaken
+    | AbstractRefined,
+    Field(discriminator="stage"),
+]
+"""One step of an abstract's run, told by its ``stage``."""
+
+OnAbstractStage = Callable[[AbstractStageEvent], None]
 """Called with each step's event as the step finishes."""

@@ -54,6 +54,10 @@ from veriscribe.events import (
     AnswerWritten,
     ClaimJudged,
     ClaimsFound,
+    FacetsDivided,
+    FacetState,
+    FacetSummarised,
+    LeadTaken,
     SectionsChosen,
 )
 from veriscribe.results import (
@@ -224,8 +228,9 @@ def abstract_judge(s: str) -> AbstractJudgeReport:
 
 def abstract_progress(console: Console, s: str) -> None:
     view = abstracts.AbstractProgress(console, s)
-    view.event("divide", {"groups": {s: [0, 1]}, "fallbacks": [s]})
-    view.event("facet", {"results": [{"name": s, "status": "ok"}]})
+    view.event(FacetsDivided(paragraphs={s: 2}, fallbacks=[s]))
+    view.event(FacetSummarised(facet=FacetState(name=s, status="ok")))
+    view.event(LeadTaken(facets=[FacetState(name=s, status="lead300")], fallbacks=[s]))
     console.print(view._render())
 
 
