@@ -163,8 +163,9 @@ def schema_ref(schema: dict[str, Any]) -> str:
         return f"[{name}](#schema-{name.lower()})"
     if schema.get("type") == "array" and "items" in schema:
         return f"list of {schema_ref(schema['items'])}"
-    if "anyOf" in schema:
-        return " or ".join(schema_ref(s) for s in schema["anyOf"])
+    for either in ("anyOf", "oneOf"):
+        if either in schema:
+            return " or ".join(schema_ref(s) for s in schema[either])
     return code(schema.get("type", "object"))
 
 
@@ -247,6 +248,8 @@ def openapi_markdown() -> str:
                 )
                 if "enum" in spec:
                     kind = " \\| ".join(code(v) for v in spec["enum"])
+                elif "const" in spec:
+                    kind = code(spec["const"])
                 notes = [bounds_text(spec)]
                 if "default" in spec:
                     notes.append(f"default {code(json.dumps(spec['default']))}")
@@ -260,6 +263,11 @@ def openapi_markdown() -> str:
             out.append("")
         elif "enum" in schema:
             out += ["One of " + ", ".join(code(v) for v in schema["enum"]) + ".", ""]
+        elif "oneOf" in schema:
+            key = schema.get("discriminator", {}).get("propertyName")
+            told = f", told apart by {code(key)}" if key else ""
+            choices = ", ".join(schema_ref(s) for s in schema["oneOf"])
+            out += [f"One of {choices}{told}.", ""]
     return "\n".join(out)
 
 

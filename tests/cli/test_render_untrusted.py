@@ -50,6 +50,16 @@ from veriscribe.eval.reports import (
     QuestionSetReport,
     RetrievalReport,
 )
+from veriscribe.events import (
+    AnswerWritten,
+    ClaimJudged,
+    ClaimsFound,
+    FacetsDivided,
+    FacetState,
+    FacetSummarised,
+    LeadTaken,
+    SectionsChosen,
+)
 from veriscribe.results import (
     AbstractResult,
     BatchSummary,
@@ -218,8 +228,9 @@ def abstract_judge(s: str) -> AbstractJudgeReport:
 
 def abstract_progress(console: Console, s: str) -> None:
     view = abstracts.AbstractProgress(console, s)
-    view.event("divide", {"groups": {s: [0, 1]}, "fallbacks": [s]})
-    view.event("facet", {"results": [{"name": s, "status": "ok"}]})
+    view.event(FacetsDivided(paragraphs={s: 2}, fallbacks=[s]))
+    view.event(FacetSummarised(facet=FacetState(name=s, status="ok")))
+    view.event(LeadTaken(facets=[FacetState(name=s, status="lead300")], fallbacks=[s]))
     console.print(view._render())
 
 
@@ -244,8 +255,10 @@ def ingest_progress(console: Console, s: str) -> None:
 
 def qa_progress(console: Console, s: str) -> None:
     with answers.qa_progress(console, s) as update:
-        for node in (s, "retrieve", "judge", "filter_claims"):
-            update(node, {})
+        update(SectionsChosen(read_set=[s], method=s))
+        update(AnswerWritten(sentences=[s], not_found=False, read_set=[s]))
+        update(ClaimsFound(is_claim=[True, False]))
+        update(ClaimJudged(sentence=0, verdict=None))
 
 
 def question_progress(console: Console, s: str) -> None:

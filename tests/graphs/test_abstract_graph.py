@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -17,6 +17,16 @@ from fakes import ScriptedChatModel, scripted_llm
 from stores import checkpoint_bytes
 from veriscribe.documents.articles import Article, Paragraph
 from veriscribe.errors import VeriscribeError
+from veriscribe.events import (
+    AbstractRefined,
+    AbstractStageEvent,
+    FacetsDivided,
+    FacetsJoined,
+    FacetsRegrouped,
+    FacetSummarised,
+    LeadTaken,
+)
+from veriscribe.graphs import abstract_stages
 from veriscribe.graphs.abstract import build_abstract_graph
 from veriscribe.llm.client import LLM
 from veriscribe.options import AbstractOptions
@@ -631,3 +641,35 @@ async def test_every_sentence_is_shown_with_its_evidence_or_repaired(
     assert "higher" not in result.abstract
     assert result.abstract.endswith(PARAGRAPHS[5][1])
     assert any(f.startswith("evidence_checked:") for f in result.fallbacks)
+
+
+def test_every_node_of_the_graph_has_its_event() -> None:
+    # A node renamed or added without its entry fails here, not in the live view.
+    assert set(build_abstract_graph().nodes) == set(abstract_stages.STAGES)
+    stages = [
+        event.model_fields["stage"].default
+        for event in get_args(get_args(AbstractStageEvent)[0])
+    ]
+    assert sorted(stages) == sorted(abstract_stages.STAGES)
+
+
+async def test_a_run_tells_each_step_its_event(store: Store) -> None:
+    empty = json.dumps({"summary": "", "reasoning": "nothing"})
+    chat = ScriptedChatModel(responder=responder(facet=lambda p: empty))
+    told: list[AbstractStageEvent] = []
+    await run_abstract(
+        store,
+        scripted_llm(chat),
+        article(),
+        AbstractOptions(evidence=False),
+        on_event=told.append,
+    )
+    kinds = [type(event) for event in told]
+    assert kinds[0] is FacetsDivided and kinds[-1] is AbstractRefined
+    assert kinds.count(FacetSummarised) == 8  # five facets, then three regrouped
+    assert kinds.count(FacetsJoined) == 2
+    divided, regrouped, lead = told[0], told[kinds.index(FacetsRegrouped)], told[-2]
+    assert isinstance(divided, FacetsDivided) and divided.paragraphs["methods"] == 2
+    assert isinstance(regrouped, FacetsRegrouped) and "intro" in regrouped.paragraphs
+    assert isinstance(lead, LeadTaken)
+    assert {f.status for f in lead.facets} == {"lead300"}

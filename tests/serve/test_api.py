@@ -19,6 +19,14 @@ from qa_helpers import GUIDELINE
 from veriscribe import service
 from veriscribe.cli.app import app as cli_app
 from veriscribe.errors import ConfigError
+from veriscribe.events import (
+    STAGE_EVENT,
+    AnswerReady,
+    AnswerWritten,
+    ClaimJudged,
+    ClaimsFound,
+    SectionsChosen,
+)
 from veriscribe.options import AbstractOptions
 from veriscribe.serve import ServeConfig, check_bind, create_app
 from veriscribe.serve.guard import TOKEN_ENV
@@ -239,22 +247,20 @@ async def test_answer_streams_stages_then_the_answer(
     events = sse_events(response.text)
     names = [name for name, _ in events]
     assert names[-1] == "answer" and set(names[:-1]) == {"stage"}
-    stages = [json.loads(data)["stage"] for _, data in events[:-1]]
-    assert stages[0] == "retrieve" and stages[-1] == "present"
-    updates = {
-        stage: update
-        for stage, update in (
-            (data["stage"], data["update"])
-            for data in (json.loads(raw) for _, raw in events[:-1])
-        )
-    }
-    assert updates["retrieve"]["read_set"]
-    assert updates["answer"]["answer_sentences"][0]["text"]
-    assert updates["filter_claims"]["sentences"][0]["claim"] in (True, False)
-    assert {"sentence", "verdict"} <= set(updates["judge"]["judgements"][0])
+    stages = [STAGE_EVENT.validate_json(data) for _, data in events[:-1]]
+    assert stages[0].stage == "retrieve" and stages[-1].stage == "present"
+    told = {event.stage: event for event in stages}
+    assert isinstance(told["retrieve"], SectionsChosen) and told["retrieve"].read_set
+    assert isinstance(told["answer"], AnswerWritten) and told["answer"].sentences[0]
+    assert (
+        isinstance(told["filter_claims"], ClaimsFound)
+        and told["filter_claims"].is_claim
+    )
+    assert isinstance(told["judge"], ClaimJudged) and told["judge"].verdict
     final = json.loads(events[-1][1])
     assert final["question"] == QUESTION and final["claims"]
-    statuses = [claim["status"] for claim in updates["present"]["claims"]]
+    assert isinstance(told["present"], AnswerReady)
+    statuses = [claim.status for claim in told["present"].claims]
     assert statuses == [claim["status"] for claim in final["claims"]]
     assert app.state.server.gate.admitted == 0
 

@@ -26,6 +26,7 @@ from starlette.background import BackgroundTask
 
 from veriscribe import __version__, service
 from veriscribe.errors import NotFound, VeriscribeError
+from veriscribe.events import STAGE_EVENT, OnStage, StageEvent
 from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
@@ -60,7 +61,6 @@ from veriscribe.serve.models import (
     VerifyRequest,
 )
 from veriscribe.serve.page import add_page
-from veriscribe.service.qa import OnStage
 from veriscribe.settings import Settings, default_data_dir
 from veriscribe.store.db import sqlite_path
 
@@ -79,8 +79,6 @@ EVENT_STREAM = "text/event-stream"
 RUN_PREFIX = "api-"
 """Names the abstract runs started through the API (resumed when the server starts)."""
 PROGRESS_FIELDS = ("status", "total", "pending", "running", "done", "failed")
-SENT_TEXT_CHARS = 200
-"""Longer text in a stage update is left out of its event (the answer carries it)."""
 
 
 @dataclass(frozen=True)
@@ -257,49 +255,21 @@ class Server:
         return resumed
 
 
-PICKED: dict[str, tuple[str, tuple[str, ...]]] = {
-    "answer_sentences": ("answer_sentences", ("text",)),
-    "sentences": ("sentences", ("claim",)),
-    "claims": ("claims", ("sentence", "status")),
-    "judgements": ("judgements", ("sentence", "verdict")),
-}
-"""Lists of a stage's update sent item by item: the event's key and each item's fields."""
+def stage_data(event: StageEvent) -> str:
+    """Return the JSON of a stage event, its text redacted as every message's is."""
+    fields = event.model_dump(mode="json")
+    return json.dumps({key: _redacted(value) for key, value in fields.items()})
 
 
-def stage_payload(change: dict[str, Any]) -> dict[str, Any]:
-    """Return a small, JSON-safe digest of a graph step's state update.
-
-    The sections read, the answer's sentences, and each claim's status and verdict
-    as it is decided are sent; other lists become their lengths, short scalars stay,
-    and anything else is left out: the final ``answer`` event carries the whole result.
-    """
-    digest: dict[str, Any] = {}
-    for key, value in change.items():
-        if key == "read_set" and isinstance(value, list):
-            digest[key] = [str(item) for item in value]
-        elif key in PICKED and isinstance(value, list):
-            name, fields = PICKED[key]
-            digest[name] = [
-                {field: _safe(item.get(field)) for field in fields}
-                for item in value
-                if isinstance(item, dict)
-            ]
-        elif isinstance(value, list):
-            digest[key] = len(value)
-        elif isinstance(value, str) and len(value) > SENT_TEXT_CHARS:
-            continue
-        elif isinstance(value, str | bool | int | float) or value is None:
-            digest[key] = _safe(value)
-    return digest
-
-
-def _safe(value: Any) -> Any:
-    """Return a scalar as it is, text redacted, anything else as text."""
+def _redacted(value: object) -> object:
+    """Return a JSON value with each string in it redacted."""
     if isinstance(value, str):
         return redact(value)
-    if isinstance(value, bool | int | float) or value is None:
-        return value
-    return redact(str(value))
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    return value
 
 
 async def off_the_loop(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -431,7 +401,42 @@ def create_app(config: ServeConfig) -> FastAPI:
         )
     add_routes(app, server)
     add_page(app)
+    add_schema(
+        app,
+        "StageEvent",
+        STAGE_EVENT.json_schema(ref_template=SCHEMA_REF, mode="serialization"),
+    )
     return app
+
+
+SCHEMA_REF = "#/components/schemas/{model}"
+STAGE_EVENT_REF = SCHEMA_REF.format(model="StageEvent")
+"""The schema of a `stage` event's data, named in the streaming responses."""
+
+
+def add_schema(app: FastAPI, name: str, schema: dict[str, Any]) -> None:
+    """Add a schema no route returns as JSON (an event's data) to the OpenAPI document.
+
+    ``schema`` is a JSON schema whose references point at ``SCHEMA_REF``: its
+    definitions become components beside it.
+    """
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            components = document.setdefault("components", {})
+            schemas = components.setdefault("schemas", {})
+            definitions = dict(schema)
+            for key, value in {
+                **definitions.pop("$defs", {}),
+                name: definitions,
+            }.items():
+                if schemas.setdefault(key, value) != value:
+                    raise ValueError(f"two schemas named {key} in the API")
+        return app.openapi_schema or generate()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -500,9 +505,8 @@ async def _answer_events(
     """Stream an answer's stages as events, then the answer (or its problem)."""
     events: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
 
-    def on_stage(node: str, change: dict[str, Any]) -> None:
-        data = {"stage": node, "update": stage_payload(change)}
-        events.put_nowait({"event": "stage", "data": json.dumps(data)})
+    def on_stage(event: StageEvent) -> None:
+        events.put_nowait({"event": "stage", "data": stage_data(event)})
 
     task = asyncio.create_task(
         _within_limits(server, ticket, partial(_answer, server, body, on_stage))
@@ -570,8 +574,10 @@ def _add_answer_routes(app: FastAPI, server: Server) -> None:
             200: {
                 "description": "The checked answer (the JSON of `ask --json`); with "
                 "`Accept: text/event-stream`, a `stage` event after each step of the "
-                "graph and a last `answer` event (or `error`, problem details).",
-                "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
+                "graph, its data a [StageEvent](#schema-stageevent) keyed by `stage`, "
+                "and a last `answer` event, its data the checked answer (or `error`, "
+                "problem details).",
+                "content": {EVENT_STREAM: {"schema": {"$ref": STAGE_EVENT_REF}}},
             },
             **ERRORS,
         },

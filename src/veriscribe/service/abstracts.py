@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from veriscribe.documents.articles import Article, ReadFailure, read_articles
 from veriscribe.documents.sandbox import ReadLimits
 from veriscribe.errors import InputError, VeriscribeError
+from veriscribe.events import OnAbstractStage
 from veriscribe.graphs.abstract import AbstractDeps, AbstractState, build_abstract_graph
+from veriscribe.graphs.abstract_stages import stage_watcher
 from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
@@ -22,9 +23,6 @@ from veriscribe.service.common import open_store
 from veriscribe.settings import Settings
 from veriscribe.store.articles import put_article
 from veriscribe.store.db import Store
-
-Event = tuple[str, dict[str, Any]]
-OnEvent = Callable[[str, dict[str, Any]], None]
 
 
 def thread_id(doc_key: str, options: AbstractOptions, llm: LLM) -> str:
@@ -70,7 +68,7 @@ async def run_abstract(
     *,
     runner: GraphRunner | None = None,
     doc_key: str | None = None,
-    on_event: OnEvent | None = None,
+    on_event: OnAbstractStage | None = None,
     run_id: str | None = None,
     offload: Offload = INLINE,
 ) -> AbstractResult:
@@ -96,7 +94,7 @@ async def run_abstract(
         finished=lambda values: bool(values.get("abstract")),
         fresh=True,
         run_id=run_id,
-        on_update=on_event,
+        on_update=None if on_event is None else stage_watcher(on_event),
     )
     if not run.values.get("abstract"):
         raise VeriscribeError(
@@ -150,7 +148,7 @@ async def generate_abstract(
     path: Path,
     options: AbstractOptions,
     *,
-    on_event: OnEvent | None = None,
+    on_event: OnAbstractStage | None = None,
 ) -> AbstractResult:
     """Write an abstract for the article in ``path``."""
     article = read_single_article(

@@ -17,7 +17,9 @@ from veriscribe.checks.markers import parse_markers
 from veriscribe.documents.guidelines import section_key
 from veriscribe.documents.questions import is_hit, read_questions
 from veriscribe.errors import ConstraintError, ContextOverflow, InputError
+from veriscribe.events import OnStage
 from veriscribe.graphs.cited_qa import build_cited_qa_graph
+from veriscribe.graphs.qa_stages import stage_watcher
 from veriscribe.graphs.runner import GraphRunner, thread_key
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
@@ -43,9 +45,6 @@ from veriscribe.settings import Settings
 from veriscribe.store import corpora as db
 from veriscribe.store.db import Store
 from veriscribe.store.files import write_atomically
-
-OnStage = Callable[[str, dict[str, Any]], None]
-"""Called after each graph step with the node's name and its state update."""
 
 
 async def qa_runner(store: Store, max_attempts: int = 3) -> GraphRunner:
@@ -93,7 +92,7 @@ async def run_thread(
         finished=lambda values: reuse and _answered(values),
         resumable=lambda values: values.get("question") == graph_input.get("question"),
         max_concurrency=deps.llm.settings.concurrency if deps.llm else None,
-        on_update=on_stage,
+        on_update=None if on_stage is None else stage_watcher(on_stage),
     )
     answer = result_of(run.values)
     if answer is None:
@@ -186,7 +185,7 @@ async def verify_answer(
         read_set: The section keys (``doc:section``) the answer was written from,
             searched by recovery; default: the sections the answer cites.
         settings: Settings, the model among them (default: from the environment).
-        on_stage: Progress callback.
+        on_stage: Called with each step's event (:mod:`veriscribe.events`).
     """
     settings = settings or Settings()
     if not answer.strip():

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from veriscribe.events import (
+    AbstractRefined,
+    AbstractStageEvent,
+    FacetsDivided,
+    FacetsJoined,
+    FacetsRegrouped,
+    FacetSummarised,
+    LeadTaken,
+)
 from veriscribe.results import AbstractResult
 
 
@@ -43,23 +50,27 @@ class AbstractProgress:
         )
         return table
 
-    def __call__(self, node: str, update: dict[str, Any]) -> None:
-        """Update the view from one graph update (the view is the event callback)."""
-        self.event(node, update)
+    def __call__(self, event: AbstractStageEvent) -> None:
+        """Update the view from one step's event (the view is the event callback)."""
+        self.event(event)
 
-    def event(self, node: str, update: dict[str, Any]) -> None:
-        """Update the view from one graph update."""
-        if node in ("divide", "regroup"):
-            for name, paragraphs in update.get("groups", {}).items():
-                self.facets[name] = f"summarising {len(paragraphs)} paragraphs"
+    def event(self, event: AbstractStageEvent) -> None:
+        """Update the view from one step's event."""
+        if isinstance(event, FacetsDivided | FacetsRegrouped):
+            for name, count in event.paragraphs.items():
+                self.facets[name] = f"summarising {count} paragraphs"
             self.stage = "summarising facets in parallel"
-        for result in update.get("results", []):
-            if result["status"] != "empty":
-                self.facets[result["name"]] = result["status"]
-        self.fallbacks.extend(update.get("fallbacks", []))
-        if node == "join":
+        facets = [event.facet] if isinstance(event, FacetSummarised) else []
+        if isinstance(event, LeadTaken):
+            facets = event.facets
+        for facet in facets:
+            if facet.status != "empty":
+                self.facets[facet.name] = facet.status
+        if not isinstance(event, FacetSummarised):
+            self.fallbacks.extend(event.fallbacks)
+        if isinstance(event, FacetsJoined):
             self.stage = "refining the draft"
-        if node == "refine":
+        if isinstance(event, AbstractRefined):
             self.stage = "done"
         self.live.update(self._render())
 

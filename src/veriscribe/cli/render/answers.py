@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -18,6 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from veriscribe.cli.render.shared import _ends_clean, _PlainColumn, duration
+from veriscribe.events import (
+    ClaimJudged,
+    ClaimsFound,
+    OnStage,
+    SectionsChosen,
+    StageEvent,
+)
 from veriscribe.results import (
     COMPLIANT_TIERS,
     CheckedAnswer,
@@ -38,7 +44,7 @@ _STATUS_STYLE: dict[ClaimStatus, tuple[str, str]] = {
 }
 
 
-_NEXT_STAGE = {
+_NEXT_STAGE: dict[str, str] = {
     "retrieve": "writing the answer",
     "answer": "finding the claims",
     "filter_claims": "checking citations and quotes",
@@ -48,30 +54,29 @@ _NEXT_STAGE = {
     "recover": "recovering missing support",
     "present": "done",
 }
+"""What runs once each stage is done."""
 
 
 @contextmanager
 def qa_progress(
     console: Console,
     first: str = "choosing sections",
-) -> Iterator[Callable[[str, Any], None]]:
+) -> Iterator[OnStage]:
     """Show which stage of checking an answer is running, on stderr."""
     judged = 0
     # A spinner reads a string as markup: give it Text.
     with console.status(Text(f"{first}...")) as status:
 
-        def update(node: str, change: Any) -> None:
+        def update(event: StageEvent) -> None:
             nonlocal judged
-            message = _NEXT_STAGE.get(node, node)
-            if node == "retrieve":
-                read = len(change.get("read_set", []))
-                message = f"read {read} sections; {message}"
-            elif node == "judge":
+            message = _NEXT_STAGE[event.stage]
+            if isinstance(event, SectionsChosen):
+                message = f"read {len(event.read_set)} sections; {message}"
+            elif isinstance(event, ClaimJudged):
                 judged += 1
                 message = f"{message} ({judged} judged)"
-            elif node == "filter_claims":
-                claims = sum(s["claim"] for s in change.get("sentences", []))
-                message = f"{claims} claims; {message}"
+            elif isinstance(event, ClaimsFound):
+                message = f"{sum(event.is_claim)} claims; {message}"
             status.update(Text(f"{message}..."))
 
         yield update

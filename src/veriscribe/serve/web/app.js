@@ -123,26 +123,27 @@ function claimItem(text) {
   return item;
 }
 
-function onStage(stage, update) {
-  say($("ask-status"), (STAGE_TEXT[stage] || stage) + "…");
-  if (update.read_set && update.read_set.length) {
-    $("reading").textContent = "Reading: " + update.read_set.join(", ");
+// One stage event (the StageEvent schema of /openapi.json): a step of the answer done.
+function onStage(event) {
+  say($("ask-status"), (STAGE_TEXT[event.stage] || "Working") + "…");
+  if (event.read_set && event.read_set.length) {
+    $("reading").textContent = "Reading: " + event.read_set.join(", ");
   }
-  if (update.answer_sentences && !asked.sentences.length) {
-    for (const sentence of update.answer_sentences) {
-      asked.sentences.push({ text: sentence.text, item: claimItem(sentence.text) });
+  if (event.stage === "answer" && !asked.sentences.length) {
+    for (const text of event.sentences) {
+      asked.sentences.push({ text, item: claimItem(text) });
     }
   }
-  if (update.sentences) {
-    update.sentences.forEach((sentence, i) => {
+  if (event.stage === "filter_claims") {
+    event.is_claim.forEach((claim, i) => {
       const known = asked.sentences[i];
-      if (known && sentence.claim === false) setBadge(known.item, "not-checked", "not a claim");
+      if (known && !claim) setBadge(known.item, "not-checked", "not a claim");
     });
   }
-  for (const claim of update.claims || []) {
+  for (const claim of event.claims || []) {
     const known = asked.sentences[claim.sentence];
     // Before the judge has run, every claim is still unjudged: not yet a badge.
-    if (!known || (claim.status === "unjudged" && stage === "verify")) continue;
+    if (!known || (claim.status === "unjudged" && event.stage === "verify")) continue;
     setBadge(known.item, BADGES[claim.status] || "flagged", claim.status);
   }
 }
@@ -276,7 +277,7 @@ async function ask(event) {
     });
     for await (const message of events(response)) {
       const data = JSON.parse(message.data);
-      if (message.event === "stage") onStage(data.stage, data.update);
+      if (message.event === "stage") onStage(data);
       else if (message.event === "answer") showAnswer(data);
       else if (message.event === "error") say($("ask-status"), data.detail, true);
     }
