@@ -22,6 +22,7 @@ ROOT = Path(veriscribe.__file__).parent
 LAYERS: list[set[str]] = [
     {"redaction"},  # below the errors, whose messages it cleans
     {"errors", "settings", "results", "options", "prompts", "release", "offload"},
+    {"events"},  # the stage events, made of the results' vocabulary
     {"text"},
     {"documents"},
     {"store", "checks"},
