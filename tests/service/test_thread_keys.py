@@ -129,5 +129,5 @@ def test_changed_decoding_code_misses_the_call_cache(
     before = client._key(messages, None, None)
     touch_code(code_copy / "nodes" / "abstract" / "checks.py")
     assert client._key(messages, None, None) == before
-    touch_code(code_copy / "llm" / "copy_guard.py")
+    touch_code(code_copy / "llm" / "embedded" / "copy_guard.py")
     assert client._key(messages, None, None) != before

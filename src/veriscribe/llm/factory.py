@@ -176,7 +176,7 @@ def make_llm(
 
 def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
     """Return an LLM on the embedded model that ``spec`` names."""
-    from veriscribe.llm.local import ChatLlamaCpp
+    from veriscribe.llm.embedded.local import ChatLlamaCpp
 
     cfg = settings.llm
     path = local_model_path(settings, spec.name)
