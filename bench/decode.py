@@ -48,9 +48,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from veriscribe.llm.embedded.local import ChatLlamaCpp
+from veriscribe.llm.embedded.sampling import CandidateSampler
 from veriscribe.llm.factory import local_model_path
-from veriscribe.llm.local import ChatLlamaCpp
-from veriscribe.llm.sampling import CandidateSampler
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.settings import LLMSettings, Settings
 from veriscribe.text.sentences import quotable_units

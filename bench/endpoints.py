@@ -1,6 +1,6 @@
 """A batch over 1, 2 and 4 model servers, and over 4 with one killed part way.
 
-Each server is a fake OpenAI-compatible server on loopback (``veriscribe.llm.fake_server``)
+Each server is a fake OpenAI-compatible server on loopback (``tests/fake_server.py``)
 that answers like ``sim`` after a fixed latency and takes at most ``--per-server`` calls
 at once; the client's limit per server is the same. For each server count K the batch
 of N distinct article copies (as in ``bench/batch.py``) runs on a fresh database and
@@ -25,17 +25,21 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 # The script's own directory is on the path: share bench/batch.py's article copies.
 from batch import dev_articles, write_copies
-from veriscribe.llm.fake_server import FakeServer
-from veriscribe.options import AbstractOptions
-from veriscribe.results import RunSummary
-from veriscribe.service.batch import run_batch, show_run
-from veriscribe.settings import LLMSettings, Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# The tests' fake model server.
+from fake_server import FakeServer  # noqa: E402
+from veriscribe.options import AbstractOptions  # noqa: E402
+from veriscribe.results import RunSummary  # noqa: E402
+from veriscribe.service.batch import run_batch, show_run  # noqa: E402
+from veriscribe.settings import LLMSettings, Settings  # noqa: E402
 
 
 async def trial(

@@ -34,9 +34,9 @@ from veriscribe.checks.wording import (
     repeated_trigram_share,
 )
 from veriscribe.documents.articles import Article, read_articles
-from veriscribe.llm.copy_guard import CommonWords, CopyGuard
+from veriscribe.llm.embedded.copy_guard import CommonWords, CopyGuard
+from veriscribe.llm.embedded.local import vocabulary_words
 from veriscribe.llm.factory import local_model_path
-from veriscribe.llm.local import vocabulary_words
 from veriscribe.metrics.fragments import fragment_stats
 from veriscribe.metrics.novelty import novelty_stats
 from veriscribe.settings import Settings

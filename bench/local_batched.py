@@ -3,7 +3,7 @@
 The embedded backend runs calls side by side either on a pool of llama contexts (two
 1-thread contexts on two threads) or, batched (``LLMSettings.batched``), as sequences of
 one context on all the threads whose next tokens are decoded in one batch per step
-(``llm/batched.py``). This bench reads ``--calls`` facet-sized prompts (development-
+(``llm/embedded/batched.py``). This bench reads ``--calls`` facet-sized prompts (development-
 article paragraphs, about 600 tokens) and decodes ``--tokens`` greedy tokens of each, in
 three layouts, alternating in every round so that a busy machine slows them alike:
 
@@ -173,7 +173,7 @@ def on_threads(work: list[Callable[[], Any]]) -> None:
 
 def main() -> None:
     """Print the three layouts' times and their ratios."""
-    from veriscribe.llm.batched import shared_sequences
+    from veriscribe.llm.embedded.batched import shared_sequences
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=4)

@@ -28,8 +28,8 @@ from pydantic import BaseModel, Field
 
 from veriscribe.documents.articles import Article, expand_inputs, read_articles
 from veriscribe.llm.client import LLM
+from veriscribe.llm.embedded.local import ChatLlamaCpp, prompt_key, to_chat_messages
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.local import ChatLlamaCpp, prompt_key, to_chat_messages
 from veriscribe.llm.structured import json_schema
 from veriscribe.settings import LLMSettings, Settings
 

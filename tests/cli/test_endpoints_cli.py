@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fake_server import FakeServer
 from veriscribe.cli.app import app
-from veriscribe.llm.fake_server import FakeServer
 
 pytestmark = pytest.mark.network_model
 

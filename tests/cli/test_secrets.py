@@ -12,10 +12,10 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 from typer.testing import CliRunner
 
+from fake_server import FakeServer
 from stores import rows
 from veriscribe import service
 from veriscribe.cli.app import app
-from veriscribe.llm.fake_server import FakeServer
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import is_dsn
 

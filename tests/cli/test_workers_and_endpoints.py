@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from test_many_workers import poll, start
 
+from fake_server import FakeServer
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.fake_server import FakeServer
 from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions
 from veriscribe.service.batch import BatchRunner, RunConfig

@@ -21,8 +21,8 @@ from langchain_core.messages import HumanMessage
 from tests.e2e.test_decode_local import CASES, SECTION
 
 from veriscribe.documents.articles import Article, read_articles
-from veriscribe.llm.batched import SequenceLlama, shared_sequences
-from veriscribe.llm.local import ChatLlamaCpp
+from veriscribe.llm.embedded.batched import SequenceLlama, shared_sequences
+from veriscribe.llm.embedded.local import ChatLlamaCpp
 from veriscribe.text.sentences import quotable_units
 
 pytestmark = pytest.mark.local_model

@@ -85,7 +85,7 @@ async def test_a_schema_that_cannot_become_a_grammar_is_an_error(
     local_gguf: Path,
 ) -> None:
     from veriscribe.errors import ConstraintError
-    from veriscribe.llm.local import ChatLlamaCpp
+    from veriscribe.llm.embedded.local import ChatLlamaCpp
 
     chat = ChatLlamaCpp(model_path=local_gguf, n_ctx=512)
     with pytest.raises(ConstraintError, match="cannot constrain"):

@@ -17,9 +17,9 @@ import pytest
 
 from veriscribe.checks.wording import CaseIndex, case_changes, foreign_script_words
 from veriscribe.documents.articles import Article, read_articles
-from veriscribe.llm.copy_guard import CopyGuard
+from veriscribe.llm.embedded.copy_guard import CopyGuard
+from veriscribe.llm.embedded.local import ChatLlamaCpp, vocabulary_words
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.local import ChatLlamaCpp, vocabulary_words
 from veriscribe.nodes.abstract.refine import REPEAT_MARGIN, one_paragraph
 from veriscribe.options import AbstractOptions
 from veriscribe.prompts import load_prompt

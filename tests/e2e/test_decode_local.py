@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from veriscribe.llm import copy_guard as guard_module
-from veriscribe.llm.candidates import CandidateFilter
-from veriscribe.llm.local import ChatLlamaCpp
-from veriscribe.llm.sampling import CandidateSampler, SamplingLlama
+from veriscribe.llm.embedded import copy_guard as guard_module
+from veriscribe.llm.embedded.candidates import CandidateFilter
+from veriscribe.llm.embedded.local import ChatLlamaCpp
+from veriscribe.llm.embedded.sampling import CandidateSampler, SamplingLlama
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.text.sentences import quotable_units
 

@@ -16,9 +16,9 @@ import pytest
 from veriscribe.documents.guidelines import read_guideline_path, section_key
 from veriscribe.errors import ConstraintError, StructuredOutputError
 from veriscribe.llm.client import LLM
+from veriscribe.llm.embedded.grammar import check_grammar
+from veriscribe.llm.embedded.local import ChatLlamaCpp
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.grammar import check_grammar
-from veriscribe.llm.local import ChatLlamaCpp
 from veriscribe.nodes.qa.answer import AnswerReply
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 from veriscribe.settings import LLMSettings, Settings

@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from veriscribe.errors import ContextOverflow
+from veriscribe.llm.embedded.local import ChatLlamaCpp
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.local import ChatLlamaCpp
 from veriscribe.settings import LLMSettings, Settings
 
 pytestmark = pytest.mark.local_model

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from veriscribe.llm.batched import SharedContext
+from veriscribe.llm.embedded.batched import SharedContext
 
 
 class RecordingContext:

@@ -76,14 +76,24 @@ def test_labels_and_files_of_bundled_models_differ() -> None:
     assert len(set(names)) == len(names)
 
 
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 @pytest.mark.parametrize("key", sorted(BUNDLED_MODELS))
-def test_each_extra_pins_exactly_its_part_packages(key: str) -> None:
+def test_each_extra_pins_llama_cpp_and_exactly_its_part_packages(key: str) -> None:
     model = BUNDLED_MODELS[key]
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pins = project["optional-dependencies"][model.extra]
+    pins = PROJECT["optional-dependencies"][model.extra]
     names = [pin.split("==")[0] for pin in pins]
-    assert names == [p.replace("_", "-") for p, _ in model.part_locations()]
+    parts = [p.replace("_", "-") for p, _ in model.part_locations()]
+    assert names == ["llama-cpp-python", *parts]
     assert all("==" in pin for pin in pins)
+
+
+def test_only_the_extras_bring_llama_cpp() -> None:
+    assert not any(d.startswith("llama-cpp-python") for d in PROJECT["dependencies"])
+    extras = PROJECT["optional-dependencies"]
+    assert extras["local-model"] == ["veriscribe[local]"]  # the former name
+    assert BUNDLED_MODELS["0.5b"].extra == "local"
 
 
 def test_parts_assemble_in_order_and_are_reused(

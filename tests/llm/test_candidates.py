@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from veriscribe.llm.candidates import CandidateFilter
-from veriscribe.llm.copy_guard import CopyGuard, copy_guard_processor
+from veriscribe.llm.embedded.candidates import CandidateFilter
+from veriscribe.llm.embedded.copy_guard import CopyGuard, copy_guard_processor
 
 SOURCE = "the input DNA ranged from 1 to 600 ng"
 
@@ -62,7 +62,7 @@ def test_the_copy_guard_writes_through_a_view_of_the_candidates() -> None:
 
 
 def test_greedy_ties_go_to_the_lowest_token_id() -> None:
-    from veriscribe.llm.sampling import _ROW, _best
+    from veriscribe.llm.embedded.sampling import _ROW, _best
 
     rows = np.zeros(4, dtype=_ROW)
     rows["id"] = [9, 4, 7, 2]
@@ -73,7 +73,7 @@ def test_greedy_ties_go_to_the_lowest_token_id() -> None:
 
 
 def survivors_judge() -> Any:
-    from veriscribe.llm.sampling import CandidateSampler
+    from veriscribe.llm.embedded.sampling import CandidateSampler
 
     judge = CandidateSampler.__new__(CandidateSampler)
     judge._typical_p, judge._min_p, judge._top_p, judge._top_k = 1.0, 0.05, 0.95, 40

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from veriscribe.llm.copy_guard import (
+from veriscribe.llm.embedded.copy_guard import (
     CopyGuard,
     Verdict,
     common_words,

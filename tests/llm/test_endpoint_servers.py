@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from fake_server import FakeServer
 from stores import dump, rows
 from veriscribe.errors import BackendUnavailable, VeriscribeError
 from veriscribe.llm.client import LLM
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.fake_server import FakeServer
 from veriscribe.settings import LLMSettings, Settings
 from veriscribe.store.connect import open_database
 from veriscribe.store.db import Store

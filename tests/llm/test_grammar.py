@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veriscribe.llm.grammar import gbnf_literal, json_text, schema_grammar
+from veriscribe.llm.embedded.grammar import gbnf_literal, json_text, schema_grammar
 from veriscribe.nodes.qa.constrained import SourceUnit, SourceUnits, quote_constraint
 
 NGC = (

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from veriscribe.llm import local, sampling
-from veriscribe.llm.contexts import ContextPool, shared_start, split_threads
+from veriscribe.llm.embedded import local, sampling
+from veriscribe.llm.embedded.contexts import ContextPool, shared_start, split_threads
 from veriscribe.llm.factory import make_llm
 from veriscribe.settings import LLMSettings, Settings
 

@@ -10,9 +10,9 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 
+from fake_server import FakeServer
 from veriscribe.errors import VeriscribeError
 from veriscribe.llm.client import classify_backend_error
-from veriscribe.llm.fake_server import FakeServer
 from veriscribe.llm.openai_chat import ServerChat
 
 SCHEMA = {

@@ -12,9 +12,9 @@ from langchain_ollama import ChatOllama
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+from fake_server import FakeServer
+from veriscribe.llm.embedded.local import to_chat_messages
 from veriscribe.llm.factory import make_llm
-from veriscribe.llm.fake_server import FakeServer
-from veriscribe.llm.local import to_chat_messages
 from veriscribe.llm.sim import sim_reply
 from veriscribe.llm.sim_replies import WRITERS, UnknownPrompt
 from veriscribe.llm.structured import json_schema

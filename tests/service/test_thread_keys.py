@@ -121,6 +121,12 @@ def test_a_changed_front_end_leaves_the_thread_keys_alone(code_copy: Path) -> No
     assert thread_key("abstract", "doc") == before
 
 
+def test_no_test_double_is_in_the_code_the_keys_digest() -> None:
+    # The fake model server is kept in tests/: editing it changes no thread key or
+    # cached call (sim, a backend of the product, is digested like any other).
+    assert [p.name for p in release.ROOT.rglob("fake*.py")] == []
+
+
 def test_changed_decoding_code_misses_the_call_cache(
     code_copy: Path, tmp_path: Path
 ) -> None:
@@ -129,5 +135,5 @@ def test_changed_decoding_code_misses_the_call_cache(
     before = client._key(messages, None, None)
     touch_code(code_copy / "nodes" / "abstract" / "checks.py")
     assert client._key(messages, None, None) == before
-    touch_code(code_copy / "llm" / "copy_guard.py")
+    touch_code(code_copy / "llm" / "embedded" / "copy_guard.py")
     assert client._key(messages, None, None) != before

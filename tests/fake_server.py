@@ -1,9 +1,10 @@
 """A fake model server on loopback (OpenAI and Ollama APIs) that answers like ``sim``.
 
-For tests and benchmarks. It serves ``POST /v1/chat/completions`` (and ``GET
-/v1/models``) and Ollama's ``POST /api/chat`` from a thread, after a fixed latency,
-with the simulated model's replies (:func:`veriscribe.llm.sim.sim_reply`), so the
-abstract and answer pipelines accept what it says. A prompt's id and values do not cross
+A test double for tests and benchmarks, kept out of the package. It serves ``POST
+/v1/chat/completions`` (and ``GET /v1/models``) and Ollama's ``POST /api/chat`` from a
+thread, after a fixed latency, with the simulated model's replies
+(:func:`veriscribe.llm.sim.sim_reply`), so the abstract and answer pipelines accept
+what it says. A prompt's id and values do not cross
 HTTP (no client sends them), so the server finds the prompt file whose wording a request
 fits and reads the values off it: the simulated model then answers as in the process.
 Structured calls need the schema in the request: Ollama clients send it as ``format``;
@@ -18,7 +19,7 @@ brings it back on the same port. A server given ``models`` answers HTTP 404 for 
 other model name. Counters say what it saw, the ``Authorization``
 headers included, so tests can check what a client sent.
 
-Run one by hand: ``python -m veriscribe.llm.fake_server --port 8001 --latency 0.2``.
+Run one by hand: ``python tests/fake_server.py --port 8001 --latency 0.2``.
 """
 
 from __future__ import annotations

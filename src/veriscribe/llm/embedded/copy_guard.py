@@ -63,7 +63,7 @@ import numpy as np
 import numpy.typing as npt
 
 from veriscribe.checks.wording import CaseIndex, scripts_of
-from veriscribe.llm.candidates import CandidateFilter
+from veriscribe.llm.embedded.candidates import CandidateFilter
 from veriscribe.text.tokens import CONTENT_STOP_WORDS
 
 __all__ = [
@@ -566,7 +566,7 @@ def copy_guard_processor(
     """Return a llama.cpp logits processor that enforces ``guard`` on generated text.
 
     It reads only the ``candidates`` best-scoring tokens of each step, never the whole
-    vocabulary (see ``veriscribe.llm.candidates``), and judges the text so far once a
+    vocabulary (see ``veriscribe.llm.embedded.candidates``), and judges the text so far once a
     step. Of the candidates it forbids those worse than the best one's verdict, and a
     foreign one always (see the module's docstring).
 

@@ -34,7 +34,7 @@ from typing import Any
 import llama_cpp
 from llama_cpp import _internals
 
-from veriscribe.llm.sampling import SamplingLlama
+from veriscribe.llm.embedded.sampling import SamplingLlama
 
 __all__ = ["SequenceLlama", "SharedContext", "shared_sequences"]
 

@@ -32,12 +32,16 @@ from langchain_core.outputs import ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 if TYPE_CHECKING:
-    from veriscribe.llm.copy_guard import CommonWords
+    from veriscribe.llm.embedded.copy_guard import CommonWords
 
 from veriscribe.errors import ModelFileMissing
-from veriscribe.llm.candidates import CandidateFilter
-from veriscribe.llm.contexts import ContextPool, share_threads, split_threads
-from veriscribe.llm.grammar import check_grammar, route_llama_logs, schema_grammar
+from veriscribe.llm.embedded.candidates import CandidateFilter
+from veriscribe.llm.embedded.contexts import ContextPool, share_threads, split_threads
+from veriscribe.llm.embedded.grammar import (
+    check_grammar,
+    route_llama_logs,
+    schema_grammar,
+)
 from veriscribe.llm.results import chat_result
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -86,7 +90,7 @@ def load_llama(
 ) -> ContextPool[Any]:
     """Return the shared contexts of this model file, loading them once.
 
-    Batched (``veriscribe.llm.batched``), the ``contexts`` are sequences of one context
+    Batched (``veriscribe.llm.embedded.batched``), the ``contexts`` are sequences of one context
     that decode together on ``n_threads``. Otherwise ``contexts`` is capped at
     ``n_threads``, and each context gets ``n_threads // contexts`` threads for decoding
     and for reading prompts alike.
@@ -96,12 +100,12 @@ def load_llama(
     with _LOAD_LOCK:
         if key not in _LOADED:
             _check_gguf(path)
-            from veriscribe.llm.sampling import SamplingLlama
+            from veriscribe.llm.embedded.sampling import SamplingLlama
 
             route_llama_logs()
 
             if batched:
-                from veriscribe.llm.batched import shared_sequences
+                from veriscribe.llm.embedded.batched import shared_sequences
 
                 sequences = shared_sequences(str(path), n_ctx, n_threads, count)
                 _LOADED[key] = ContextPool(sequences, threads_each)
@@ -139,7 +143,7 @@ def vocabulary_words(llama: Any) -> CommonWords:
     Every token that is a space and letters is a word the model writes whole: about
     30,000 for Qwen2.5, read in about a second (the copy guard's word list).
     """
-    from veriscribe.llm.copy_guard import common_words
+    from veriscribe.llm.embedded.copy_guard import common_words
 
     key = str(llama.model_path)
     with _WORDS_LOCK:
@@ -233,7 +237,7 @@ class ChatLlamaCpp(BaseChatModel):
 
         llama-cpp-python falls back to unconstrained JSON, silently, when it cannot
         convert a schema, and crashes on a grammar llama.cpp cannot parse; building the
-        grammar here (:mod:`veriscribe.llm.grammar`) and having llama.cpp parse it once
+        grammar here (:mod:`veriscribe.llm.embedded.grammar`) and having llama.cpp parse it once
         makes either failure one clear error before anything is decoded.
 
         Raises:
@@ -305,7 +309,7 @@ class ChatLlamaCpp(BaseChatModel):
         """Return the logits processor that enforces a copy limit, or None."""
         if not spec:
             return None
-        from veriscribe.llm.copy_guard import CopyGuard, copy_guard_processor
+        from veriscribe.llm.embedded.copy_guard import CopyGuard, copy_guard_processor
 
         def token_bytes(token: int) -> bytes:
             return bytes(llama.detokenize([token]))

@@ -45,7 +45,7 @@ from llama_cpp import Llama, LogitsProcessorList
 from llama_cpp.llama_grammar import LlamaGrammar
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
-from veriscribe.llm.candidates import CandidateFilter
+from veriscribe.llm.embedded.candidates import CandidateFilter
 
 __all__ = ["CUT", "LOOKUP", "CandidateSampler", "SamplingLlama"]
 
