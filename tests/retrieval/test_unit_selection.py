@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from veriscribe.checks.support import self_certifies
 from veriscribe.retrieval.bm25 import BM25Index
 from veriscribe.retrieval.lay_terms import guideline_words
 from veriscribe.retrieval.units import (
@@ -497,3 +498,23 @@ def test_a_drug_or_its_class_answers_a_question_naming_the_drug() -> None:
     assert scored[by_class] == scored[by_drug] > 0
     # ... and one that names neither holds less.
     assert scored[neither] < scored[by_class] / 2
+
+
+def test_a_lead_in_naming_its_list_without_a_colon_is_said_with_the_list() -> None:
+    section = (
+        "  8. For patients with opioid use disorder, the Work Group recommends offering "
+        "one of the following medications considering patient preferences \n"
+        "    * Buprenorphine/naloxone \n"
+        "    * Methadone in an opioid treatment program \n\n"
+        "  9. In pregnant women, the Work Group suggests offering buprenorphine alone.\n"
+        "  * Patients with any of the following: asthma, atopy \n"
+        "  * Patients with eosinophils over 300 cells \n"
+    )
+    texts = [answer_text(unit.text) for unit in whole_units(section)]
+    assert texts[0].endswith(
+        "considering patient preferences * Buprenorphine/naloxone * Methadone in an "
+        "opioid treatment program"
+    )
+    assert self_certifies(texts[0], section)
+    # A list's items of one depth are each their own unit.
+    assert "* Patients with eosinophils over 300 cells" in texts

@@ -191,6 +191,9 @@ SAME_SHARE = 0.85
 SAME_LENGTH_RATIO = 1.5
 """The longer unit holds at most this many times the shorter's terms: more is more said."""
 MAX_JOINED_CHARS = 600
+_ANNOUNCES_LIST = re.compile(r"\b(?:the following|as follows)\b", re.IGNORECASE)
+"""A lead-in that names its list without a colon ("offering one of the following
+medications considering patient preferences")."""
 _NUMBER_LINE = re.compile(r"\n[ \t]*\d{1,4}\.?[ \t]*$")
 """A unit's last line is a bare number: a page or row number read into its sentence."""
 """A unit completed with the units after it is at most this long."""
@@ -354,6 +357,8 @@ def whole_units(section_text: str) -> list[Unit]:
     in a colon and a table row are whole as they are. A unit that a page or row number
     on a line of its own cut ("... who have a cardiovascular", a line "17.", its
     sentence going on in lower case after it) is left out: its point is after the cut.
+    A lead-in that names a list without a colon ("... one of the following medications
+    considering patient preferences") is one unit with the list items that follow it.
     """
     units = list(quotable_units(section_text))
     out: list[Unit] = []
@@ -370,6 +375,31 @@ def whole_units(section_text: str) -> list[Unit]:
             and units[index].text[:1].islower()
         ):
             continue  # cut by a number line; what follows ends the sentence
+        announced = _ANNOUNCES_LIST.search(unit.text)
+        if (
+            announced
+            and ":" not in unit.text[announced.end() :]
+            and not _SENTENCE_END.search(answer_text(unit.text).rstrip())
+        ):
+            end = unit.end
+            items = 0
+            while (
+                index < len(units)
+                and items < MAX_LIST_ITEMS
+                and _BULLET.match(section_text[units[index].start : units[index].end])
+                and not section_text[end : units[index].start].strip()
+                # only the lead-in's own items, set in deeper than it
+                and _indent(section_text, units[index].start)
+                > _indent(section_text, unit.start)
+            ):
+                end = units[index].end
+                index += 1
+                items += 1
+            if items:  # the lead-in is said with the list it names
+                out.append(
+                    Unit(unit.start, end, quote_text(section_text, unit.start, end))
+                )
+                continue
         if _is_whole(section_text, unit):
             out.append(unit)
             continue
@@ -390,6 +420,11 @@ def whole_units(section_text: str) -> list[Unit]:
                 out.append(joined)
                 break
     return out
+
+
+def _indent(text: str, start: int) -> int:
+    """Return how far in from its line's start a unit starts."""
+    return start - (text.rfind("\n", 0, start) + 1)
 
 
 def _is_whole(section_text: str, unit: Unit) -> bool:
