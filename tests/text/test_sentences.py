@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -8,9 +9,12 @@ import pysbd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pysbd.lang.english import English
 
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.text.sentences import (
+    _AbbreviationReplacer,
+    _English,
     _plain_first_sentence,
     _segmented_first_sentence,
     claim_sentences,
@@ -148,6 +152,70 @@ def test_equal_abbreviation_occurrences_are_rewritten_once(
     rewrites.clear()
     assert [(s.sent, s.start, s.end) for s in segmenter().segment(text)] == expected
     assert len(rewrites) == len(set(rewrites)) < by_pysbd
+
+
+def _development_lines(shared_data: Path) -> list[str]:
+    """Return every line of the development articles' paragraphs and guidelines."""
+    articles = shared_data / "articles"
+    texts = [
+        p.text
+        for path in [*sorted((articles / "jats").glob("*.xml")), articles / "pcd.jsonl"]
+        for article in read_articles(path)
+        if isinstance(article, Article)
+        for p in article.paragraphs
+    ]
+    guidelines = shared_data / "guidelines"
+    texts += [p.read_text(encoding="utf-8") for p in sorted(guidelines.glob("*/*.md"))]
+    with (guidelines / "cpgqa" / "passages.jsonl").open(encoding="utf-8") as lines:
+        texts += [json.loads(line)["text"] for line in lines]
+    return list(dict.fromkeys(line for t in texts for line in t.splitlines(True)))
+
+
+def test_abbreviation_replacer_equals_pysbd_on_development_texts(
+    shared_data: Path,
+) -> None:
+    # Its shortcuts (equal occurrences rewritten once, only the abbreviations that
+    # end a word on a period looked for) must leave every line as pysbd's does.
+    lines = _development_lines(shared_data)
+    assert len(lines) > 20_000
+    ours = _AbbreviationReplacer("", _English)
+    theirs = English.AbbreviationReplacer("", English)
+    for line in lines:
+        expected = theirs.search_for_abbreviations_in_string(line)
+        assert ours.search_for_abbreviations_in_string(line) == expected, line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The total. Al. Smith et al. found it (al. 2010), as did ſt. Paul and St. Kitts.",
+        "Of the group. P. 12 and p. 13 show it; v. 2 and V. 3 too, but not in fig.",
+        "An İd. or an ıd. and a Kelvin K. are rare.",
+    ],
+)
+def test_abbreviation_replacer_equals_pysbd_on_odd_letters(text: str) -> None:
+    ours = _AbbreviationReplacer("", _English)
+    theirs = English.AbbreviationReplacer("", English)
+    assert ours.search_for_abbreviations_in_string(
+        text
+    ) == theirs.search_for_abbreviations_in_string(text)
+
+
+def test_claim_sentences_read_with_the_faster_segmenter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "Dr. Smith gave 5 mg. Patients improved (i.e. most did). Fig. 2 shows it."
+    expected = claim_sentences(text)
+    assert [s.text for s in expected] == [
+        "Dr. Smith gave 5 mg.",
+        "Patients improved (i.e. most did).",
+        "Fig. 2 shows it.",
+    ]
+    monkeypatch.setattr(
+        "veriscribe.text.sentences._Segmenter",
+        lambda: pysbd.Segmenter(language="en", clean=False, char_span=True),
+    )
+    assert claim_sentences(text) == expected
 
 
 # -------------------------------------------------------------------- naive split

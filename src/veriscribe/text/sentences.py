@@ -26,8 +26,8 @@ The splitters differ on purpose; pick the one whose job matches:
   with; :func:`has_sentence_end` tells whether a sentence ends in a stretch of text.
 
 :func:`first_sentence` reads with one segmenter, made once and faster than pySBD's;
-:func:`claim_sentences` and :func:`quotable_units` make pySBD's own segmenter for
-every block they split.
+:func:`claim_sentences` and :func:`quotable_units` make one of the same kind for every
+block they split. Their answers are pySBD's.
 """
 
 from __future__ import annotations
@@ -114,6 +114,13 @@ def _abbreviation_patterns(
     )
 
 
+# The letters other than ASCII ones that ``re.IGNORECASE`` matches to an ASCII letter
+# (dotted and dotless i, long s, Kelvin sign).
+_CASE_FOLDS: Final = re.compile("[\u0130\u0131\u017f\u212a]")
+_LETTERS: Final = re.compile("[a-z]+$")
+_DOTTED_WORD: Final = re.compile(r"(?<!\S)([a-z]+)\.")
+
+
 class _AbbreviationReplacer(English.AbbreviationReplacer):  # type: ignore[misc]
     """pysbd's abbreviation replacer, without the work that cannot change its result.
 
@@ -121,17 +128,34 @@ class _AbbreviationReplacer(English.AbbreviationReplacer):  # type: ignore[misc]
     rewrites the whole text once per occurrence ("al" occurs at the start of every
     "also", "all", "although"). The rewrite of an occurrence turns the periods that
     follow it into a placeholder; done again for the same occurrence text it finds no
-    period left to turn, so only the first of equal occurrences is done here. pysbd's
-    next-word pattern is wrapped in literal braces: it finds nothing in a text without
-    a "{", and is not run there. The patterns are compiled once.
+    period left to turn, so only the first of equal occurrences is done here. Every
+    rewrite turns a period right after a space and the occurrence, so an abbreviation
+    of letters that the text never shows as a word ending on a period ("al" without
+    " al.") is not looked for (unless the text holds one of the few other letters
+    that match an ASCII letter regardless of case, as the long s does "s"); the words
+    are found in one pass. pysbd's next-word pattern is wrapped
+    in literal braces: it finds nothing in a text without a "{", and is not run there.
+    The patterns are compiled once.
     """
 
     def search_for_abbreviations_in_string(self, text: str) -> str:
         """Protect the periods of abbreviations in one line, as pysbd does."""
         lowered = text.lower()
         patterns = _abbreviation_patterns(tuple(self.lang.Abbreviation.ABBREVIATIONS))
+        # The words of letters that open after a space and end on a period.
+        dotted = (
+            None
+            if _CASE_FOLDS.search(text)
+            else frozenset(_DOTTED_WORD.findall(lowered))
+        )
         for stripped, starts, next_word in patterns:
             if stripped not in lowered:
+                continue
+            if (
+                dotted is not None
+                and stripped not in dotted
+                and _LETTERS.match(stripped)
+            ):
                 continue
             found: list[str] = starts.findall(text)
             if not found:
@@ -388,10 +412,14 @@ _BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*")
 
 
 def _pysbd_spans(text: str) -> list[TextSpan]:
-    """Return pySBD's sentence spans of ``text``, read by a segmenter of its own."""
+    """Return pySBD's sentence spans of ``text``, read by a segmenter of its own.
+
+    The segmenter is the faster one :func:`first_sentence` reads with; its spans are
+    pySBD's own.
+    """
+    _segmenter()  # re's cache widened, once
     # A fresh segmenter per call: pySBD keeps the text being split on the object.
-    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    spans: list[TextSpan] = segmenter.segment(text)
+    spans: list[TextSpan] = _Segmenter().segment(text)
     return spans
 
 
