@@ -55,6 +55,7 @@ from veriscribe.retrieval.units import (
     answer_text,
     choose_units,
     judge_candidates,
+    same_statement,
     score_units,
 )
 from veriscribe.store.corpora import SectionRow
@@ -424,11 +425,11 @@ async def select_units(
     sentence of ``said`` (the answer a chat's follow-up leans on) is not chosen again.
     """
     by_key = {s.key: s.text for s in sections}
-    before = _folded(said)
+    before = [s.text for s in claim_sentences(said)] if said.strip() else []
 
     def admit(unit: UnitScore) -> bool:
         text = answer_text(unit.text)
-        if before and _folded(text) in before:
+        if any(same_statement(text, sentence) for sentence in before):
             return False
         # Only a sentence the checker will certify is shown as an answer.
         return self_certifies(text, by_key[unit.key])
@@ -446,11 +447,6 @@ async def select_units(
         scored, max_sentences=max_sentences, judged=judged, similarity=similarity
     )
     return certified_echoes(selection, by_key)
-
-
-def _folded(text: str) -> str:
-    """Return text in lower case with its spaces made one, for finding it in another."""
-    return " ".join(text.lower().split())
 
 
 def certified_echoes(selection: Selection, by_key: Mapping[str, str]) -> Selection:
