@@ -66,6 +66,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -103,6 +104,8 @@ BATCH_VOLATILE = VOLATILE | {
     "prompt_tokens",
     "output_tokens",
 }
+ELAPSED = re.compile(r" in \d+(?:\.\d+)? s\b")
+"""An elapsed time in a message, which two correct runs do not share."""
 KEYS = {"batch": "source", "ask": "id", "questions": "id"}
 # What a user had in a file later named as --out: no final newline, not JSON.
 FOREIGN = b"notes kept by hand, without a final newline"
@@ -494,13 +497,18 @@ class Bench:
 
 
 def normalise(value: Any, volatile: frozenset[str]) -> Any:
-    """Drop the fields that change between two correct runs, at any depth."""
+    """Drop the fields that change between two correct runs, at any depth.
+
+    A message's elapsed time ("gave up after 3 attempts in 2.4 s") changes too.
+    """
     if isinstance(value, dict):
         return {
             k: normalise(v, volatile) for k, v in value.items() if k not in volatile
         }
     if isinstance(value, list):
         return [normalise(v, volatile) for v in value]
+    if isinstance(value, str):
+        return ELAPSED.sub(" in ... s", value)
     return value
 
 

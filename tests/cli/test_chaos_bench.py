@@ -87,6 +87,11 @@ def test_comparison_counts_lost_duplicated_and_differing_items() -> None:
     # What changes between two correct runs is not compared.
     line = {"source": "s", "usage": {"calls": 3}, "facets": [{"seconds": 1.0}]}
     assert chaos.normalise(line, chaos.VOLATILE) == {"source": "s", "facets": [{}]}
+    failed = {"error": "the model timed out; gave up after 3 attempts in 2.4 s"}
+    again = {"error": "the model timed out; gave up after 3 attempts in 17 s"}
+    assert chaos.normalise(failed, chaos.VOLATILE) == chaos.normalise(
+        again, chaos.VOLATILE
+    )
 
 
 @pytest.mark.sqlite_only(
