@@ -518,3 +518,23 @@ def test_a_lead_in_naming_its_list_without_a_colon_is_said_with_the_list() -> No
     assert self_certifies(texts[0], section)
     # A list's items of one depth are each their own unit.
     assert "* Patients with eosinophils over 300 cells" in texts
+
+
+def test_an_earlier_editions_recommendations_give_no_answer() -> None:
+    # A VA/DoD appendix lists the 2014 edition's text, amended since.
+    old = SectionText(
+        "htn:appendix-d",
+        "Appendix D: 2014 Recommendation Categorization Table",
+        "For patients with diabetes, we recommend treating to a systolic blood "
+        "pressure goal of <150 mmHg.",
+    )
+    current = SectionText(
+        "htn:recommendations",
+        "Recommendations",
+        "For patients with diabetes, we suggest treating to a systolic blood "
+        "pressure goal of <140 mmHg.",
+    )
+    question = "What systolic blood pressure goal for patients with diabetes?"
+    assert {u.key for u in score_units(question, [old, current])} == {
+        "htn:recommendations"
+    }

@@ -191,6 +191,12 @@ SAME_SHARE = 0.85
 SAME_LENGTH_RATIO = 1.5
 """The longer unit holds at most this many times the shorter's terms: more is more said."""
 MAX_JOINED_CHARS = 600
+EARLIER_EDITION = re.compile(
+    r"\b(?:19|20)\d\d\s+recommendation\s+categori[sz]ation\s+table\b", re.IGNORECASE
+)
+"""The title of a section that lists an earlier edition's recommendations (a VA/DoD
+guideline's "Appendix D: 2014 Recommendation Categorization Table"): their text as it
+was then, many amended, replaced or deleted since. No answer is quoted from it."""
 _ANNOUNCES_LIST = re.compile(r"\b(?:the following|as follows)\b", re.IGNORECASE)
 """A lead-in that names its list without a colon ("offering one of the following
 medications considering patient preferences")."""
@@ -289,10 +295,13 @@ def score_units(
     """Score every quotable unit of the sections read against the question.
 
     ``corpus_idf`` weighs a term over the whole corpus (``BM25Index.idf``) for each
-    unit's ``corpus_coverage``.
+    unit's ``corpus_coverage``. A section of an earlier edition's recommendations
+    (`EARLIER_EDITION`) gives none.
     """
     found: list[tuple[SectionText, int, str, bool, list[str]]] = []
     for section in sections:
+        if EARLIER_EDITION.search(section.title):
+            continue  # an earlier edition's words, amended or deleted since
         for position, unit in enumerate(whole_units(section.text)):
             if len(_WORD.findall(_TAG.sub(" ", unit.text))) < MIN_WORDS:
                 continue  # a label or table debris ("Grade Definitions </th> <th>")
