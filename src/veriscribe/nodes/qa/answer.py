@@ -431,7 +431,7 @@ async def select_units(
     by_key = {s.key: s.text for s in sections}
     before = [s.text for s in claim_sentences(said)] if said.strip() else []
 
-    def said_before(unit: UnitScore) -> bool:
+    def repeats(unit: UnitScore) -> bool:
         text = answer_text(unit.text)
         return any(same_statement(text, sentence) for sentence in before)
 
@@ -441,7 +441,7 @@ async def select_units(
         for unit in score_units(question, sections, corpus_idf)
         if self_certifies(answer_text(unit.text), by_key[unit.key])
     ]
-    scored = [unit for unit in certified if not said_before(unit)]
+    scored = [unit for unit in certified if not repeats(unit)]
     judged = None
     if judge is not None:
         judged = await judge(judge_candidates(scored, judge.count))
@@ -457,7 +457,7 @@ async def select_units(
             certified, max_sentences=max_sentences, judged=judged, similarity=similarity
         )
         selection = dataclasses.replace(
-            selection, given_before=tuple(u for u in again.units if said_before(u))
+            selection, given_before=tuple(u for u in again.units if repeats(u))
         )
     return certified_echoes(selection, by_key)
 
