@@ -169,6 +169,7 @@ def guidance_weight(text: str, model: SemanticModel) -> float:
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _BULLET = re.compile(r"^\s*(?:[-*+•·▪◦‣●○■□►➢]|\d{1,3}[.)]|[a-z][.)])\s")
+_LIST_NUMBER = re.compile(r"^\s*\(?\d{1,3}[.)]\s+(?=[A-Z])")
 _REFERENCE_TAIL = re.compile(r"(?<=[.!?)])\s*(?:\[\d+(?:\s*[,\u2013-]\s*\d+)*\]\s*)+$")
 _FORM_PHRASE = re.compile(r"\bhow (?:long|often|soon)\b", re.IGNORECASE)
 _HOW_LONG = re.compile(r"\bhow long\b", re.IGNORECASE)
@@ -278,13 +279,14 @@ def _form_stems() -> frozenset[str]:
 
 
 def answer_text(unit_text: str) -> str:
-    """Return a unit as an answer sentence: without the reference numbers that close it.
+    """Return a unit as an answer sentence: without the numbers that open or close it.
 
     "... one case cohort study).[59,61,66]" reads, and splits into claims, as two
-    sentences, the second a bare "[59,61,66]" that no judge can certify; the unit
-    stays the quote, so the citation still holds the references.
+    sentences, the second a bare "[59,61,66]" that no judge can certify; "2. We
+    recommend ..." is the guideline's list number, not part of what it says. The
+    unit stays the quote, so the citation still holds both.
     """
-    return _REFERENCE_TAIL.sub("", unit_text)
+    return _LIST_NUMBER.sub("", _REFERENCE_TAIL.sub("", unit_text))
 
 
 def score_units(

@@ -25,8 +25,9 @@ from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 
 from veriscribe import __version__, service
-from veriscribe.errors import NotFound, VeriscribeError
+from veriscribe.errors import ConfigError, NotFound, VeriscribeError
 from veriscribe.events import STAGE_EVENT, OnStage, StageEvent
+from veriscribe.llm.factory import check_embedded_runtime
 from veriscribe.llm.spec import parse_spec
 from veriscribe.options import AbstractOptions
 from veriscribe.redaction import redact
@@ -547,6 +548,15 @@ def _add_probes(app: FastAPI, server: Server) -> None:
     async def readyz() -> Any:
         """Tell whether the database answers and the model SPEC is usable."""
         spec = parse_spec(settings.model)
+        if spec.backend == "local":
+            try:
+                # Without the ``local`` extra every request that needs the model
+                # fails: the server is not ready, and says what to install.
+                await asyncio.to_thread(check_embedded_runtime)
+            except ConfigError as exc:
+                return problems.respond(
+                    problems.problem(503, exc.user_message, kind="not-ready")
+                )
         try:
             async with asyncio.timeout(10), service.open_store(settings) as store:
                 await store.fetchone("SELECT 1")

@@ -100,3 +100,15 @@ async def test_a_follow_up_the_answer_before_answered_is_told_so() -> None:
     again = await select_units(question, [section], 3, said=answered)
     assert again.not_found
     assert [answer_text(u.text) for u in again.given_before] == [answered]
+
+
+def test_an_answer_sentence_leaves_out_the_guidelines_list_number() -> None:
+    assert answer_text("2. We recommend against opioids.[12]") == (
+        "We recommend against opioids."
+    )
+    assert answer_text("(3) Offer exercise therapy.") == "Offer exercise therapy."
+    # A number that is part of what the sentence says stays.
+    assert answer_text("1.5 mg is the starting dose.") == "1.5 mg is the starting dose."
+    assert answer_text("2 weeks of therapy are enough.") == (
+        "2 weeks of therapy are enough."
+    )
