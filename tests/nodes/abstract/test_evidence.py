@@ -435,3 +435,28 @@ def test_a_text_without_results_headings_closes_on_its_last_paragraph() -> None:
     added = {r["role"]: r["text"] for r in records if r["origin"] == "article"}
     assert added["conclusions"].startswith("Our studies identified Ela signaling")
     assert "52%" in added["results"]
+
+
+def test_a_finding_credited_to_a_source_its_evidence_does_not_credit_fails() -> None:
+    paragraphs = [
+        Paragraph(
+            "Background",
+            "Early efforts to quantify the burden of the major NTDs found that it was "
+            "roughly equivalent to that of malaria. "
+            "The results of the GBD 2010 Study were published in December 2012.",
+            ("Background",),
+        )
+    ]
+    records = certify(
+        [
+            "The GBD 2010 Study found that the burden of the major NTDs was roughly "
+            "equivalent to that of malaria."
+        ],
+        paragraphs,
+        ["background"],
+        "Neglected tropical diseases",
+        0,
+    )
+    assert records[0]["status"] == "repaired"
+    assert records[0]["reason"].startswith("attribution:")
+    assert records[0]["text"].startswith("Early efforts to quantify")
