@@ -88,7 +88,8 @@ _OWN_WORK = re.compile(
     re.IGNORECASE,
 )
 _IMPLICATION = re.compile(
-    r"suggest|indicat|demonstrat|support|highlight|provide[sd]? evidence|\bshould\b|"
+    r"suggest|indicat(?:e[sd]?|ing)\b|demonstrat|support|highlight|"
+    r"provide[sd]? evidence|\bshould\b|"
     r"recommend|\bneed(?:s|ed)?\b|warrant|implication|important|unlikely|likely|"
     r"\bmay\b|could|underscore|confirm|reveal|probabl|explain",
     re.IGNORECASE,
