@@ -12,7 +12,8 @@ Per abstract it prints:
 
 - ``sent``: sentences; ``cert``/``rep``/``drop``: the shares of sentences
   certified, repaired and dropped by the checks against the evidence (``n/a`` for
-  code that does not record them);
+  code that does not record them); ``held``: the share left out for the asked
+  length or the methods' share (counted apart from ``drop``);
 - ``num``: whether a sentence aligned to a Results paragraph (by the divide step's
   labels or the section title) states a number the article gives there (a number
   standing alone: the 6 of "G6PD" is none);
@@ -28,12 +29,12 @@ Alignment here is independent of the code under test: each abstract sentence goe
 the two article sentences sharing most of its stemmed content words.
 
 The last line: ``articles=<n> sentences=<mean> certified=<share> repaired=<share>
-dropped=<share> result_number=<share> conclusion=<share> flips=<share of sentences>
+dropped=<share> held=<share> result_number=<share> conclusion=<share> flips=<share of sentences>
 novelty=<mean> density=<mean> rougeL=<mean> seconds=<mean>``.
 
 Usage: ``.venv/bin/python bench/faithful.py --out DIR [--articles 14] [--pcd 6]
-[--model local] [--copy-limit N] [--reuse]``. With ``--reuse`` the saved JSON files
-are scored again and nothing is generated.
+[--model local] [--copy-limit N] [--reuse [--recertify [--save DIR]]]``. With
+``--reuse`` the saved JSON files are scored again and nothing is generated.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ MIN_WORDS = 1200
 """Shorter bodies (editorials, letters) give no results to report."""
 _RESULTS = re.compile(r"result|finding|outcome", re.IGNORECASE)
 _CONCLUSIONS = re.compile(r"discussion|conclu|implication|interpret", re.IGNORECASE)
+HELD_BACK = ("length:", "balance:")
+"""The reasons of sentences left out for space, not for their faithfulness."""
 _YEAR = re.compile(r"^(19|20)\d\d$")
 _NUMBER = re.compile(r"(?<![A-Za-z\d])(?<![A-Za-z]-)\d+(?:\.\d+)?%?")
 """A number standing alone: not the digit of a name such as G6PD, IL-6 or MR766."""
@@ -162,6 +165,12 @@ def score(record: dict[str, Any], article: Article) -> dict[str, Any]:
             flips += conflict is not None and conflict.verdict == "contradicted"
     counts = result.get("sentence_counts") or record.get("sentence_counts")
     total = sum(counts.values()) if counts else 0
+    # Held back to fit the asked length or the methods' share: no sign of an
+    # unfaithful sentence, so not counted as dropped.
+    held = sum(
+        s.get("status") == "dropped" and str(s.get("reason", "")).startswith(HELD_BACK)
+        for s in record.get("sentences") or []
+    )
     stats = novelty_stats(article.body, abstract) | fragment_stats(
         article.body, abstract
     )
@@ -169,7 +178,8 @@ def score(record: dict[str, Any], article: Article) -> dict[str, Any]:
         "sentences": len(sentences),
         "certified": counts.get("certified", 0) / total if total else None,
         "repaired": counts.get("repaired", 0) / total if total else None,
-        "dropped": counts.get("dropped", 0) / total if total else None,
+        "dropped": (counts.get("dropped", 0) - held) / total if total else None,
+        "held": held / total if total else None,
         "result_number": result_number,
         "conclusion": conclusion,
         "flips": flips,
@@ -266,6 +276,12 @@ def main() -> None:
         "again with this code (for abstracts made before the check, or by an "
         "earlier version of it) and score what it shows.",
     )
+    parser.add_argument(
+        "--save",
+        type=Path,
+        help="With --recertify: write the abstracts as checked now to this folder "
+        "(one JSON per article, as --out holds them), to read or score later.",
+    )
     args = parser.parse_args()
     articles = development_articles(args.articles, args.pcd)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -276,7 +292,8 @@ def main() -> None:
         asyncio.run(generate(articles, args.out, args.model, options))
     rows = []
     print(
-        f"{'article':<34} {'sent':>4} {'cert':>5} {'rep':>5} {'drop':>5} {'num':>4} "
+        f"{'article':<34} {'sent':>4} {'cert':>5} {'rep':>5} {'drop':>5} "
+        f"{'held':>5} {'num':>4} "
         f"{'concl':>5} {'flips':>5} {'novel':>6} {'dens':>5} {'rougeL':>6} {'sec':>5}"
     )
     for _, article in articles:
@@ -287,12 +304,18 @@ def main() -> None:
         record = json.loads(target.read_text(encoding="utf-8"))
         if args.recertify:
             record = recertified(record, article)
+            if args.save:
+                args.save.mkdir(parents=True, exist_ok=True)
+                (args.save / target.name).write_text(
+                    json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8"
+                )
         row = score(record, article)
         rows.append(row)
         print(
             f"{target.name[:-5][:34]:<34} {row['sentences']:>4} "
             f"{share(row['certified']):>5} {share(row['repaired']):>5} "
-            f"{share(row['dropped']):>5} {'yes' if row['result_number'] else 'no':>4} "
+            f"{share(row['dropped']):>5} {share(row['held']):>5} "
+            f"{'yes' if row['result_number'] else 'no':>4} "
             f"{'yes' if row['conclusion'] else 'no':>5} {row['flips']:>5} "
             f"{row['novelty']:>6.3f} {row['density']:>5.2f} {row['rougeL']:>6.3f} "
             f"{row['seconds']:>5.0f}"
@@ -307,7 +330,8 @@ def main() -> None:
     print(
         f"articles={len(rows)} sentences={mean('sentences')} "
         f"certified={mean('certified')} repaired={mean('repaired')} "
-        f"dropped={mean('dropped')} result_number={mean('result_number')} "
+        f"dropped={mean('dropped')} held={mean('held')} "
+        f"result_number={mean('result_number')} "
         f"conclusion={mean('conclusion')} flips={flips:.3f} "
         f"novelty={mean('novelty')} density={mean('density')} "
         f"rougeL={mean('rougeL')} seconds={mean('seconds')}"

@@ -5,6 +5,7 @@ their numbers and the authors' conclusion; eligibility criteria, approvals, sear
 dates and lab procedure only when space is left. These plain functions score one
 article sentence for each job, without a model:
 
+- :func:`states_objective`: the sentence states what the work set out to do;
 - :func:`is_procedure`: the sentence is about eligibility, approvals and permits,
   a literature search, funding or a lab protocol (it goes first when an abstract is
   too long);
@@ -28,6 +29,7 @@ __all__ = [
     "is_aside",
     "is_procedure",
     "is_setting",
+    "states_objective",
 ]
 
 _PROCEDURE = re.compile(
@@ -86,7 +88,8 @@ _OWN_WORK = re.compile(
     re.IGNORECASE,
 )
 _IMPLICATION = re.compile(
-    r"suggest|indicat|demonstrat|support|highlight|provide[sd]? evidence|\bshould\b|"
+    r"suggest|indicat(?:e[sd]?|ing)\b|demonstrat|support|highlight|"
+    r"provide[sd]? evidence|\bshould\b|"
     r"recommend|\bneed(?:s|ed)?\b|warrant|implication|important|unlikely|likely|"
     r"\bmay\b|could|underscore|confirm|reveal|probabl|explain",
     re.IGNORECASE,
@@ -107,6 +110,31 @@ _ANAPHORA = re.compile(
     r"\b(?:this|that|the same) (?:finding|result|effect|association|difference)\b"
 )
 _CONTRAST_OPENER = re.compile(r"^(?:However|But|Although|Despite|Nevertheless)\b")
+
+
+_OBJECTIVE = re.compile(
+    r"\b(?:the|our|this|its)\s+(?:primary\s+|main\s+|overall\s+|specific\s+)?"
+    r"(?:aims?|objectives?|purposes?|goals?)\s+(?:of\s+(?:this|the|our)\s+[\w-]+"
+    r"(?:\s+[\w-]+)?\s+)?(?:was|were|is|are)\s+(?:to\b|\(?1\)|twofold|threefold|as follows)|"
+    r"\bwe\s+(?:therefore\s+)?(?:aimed|sought|set out|decided|wanted|hypothesi[sz]ed)\b|"
+    r"\b(?:this|the present|the current|our)\s+(?:study|work|analysis|report|paper|"
+    r"review|trial)\s+(?:aimed|aims|sought|seeks|examined|examines|investigated|"
+    r"investigates|assessed|assesses|evaluated|evaluates|explored|explores|"
+    r"describes|described)\b|"
+    r"\b(?:here|in this (?:study|paper|report|work|article)),?\s+we\s+"
+    r"(?:report|describe|show|examine|investigate|assess|evaluate|explore|present|"
+    r"characteri[sz]e|test|compare)",
+    re.IGNORECASE,
+)
+
+
+def states_objective(sentence: str) -> bool:
+    """Tell whether a sentence states what the work set out to do.
+
+    "The aim of this study was ...", "We sought to ...", "This study examined
+    ...", "Here we report ...".
+    """
+    return bool(_OBJECTIVE.search(sentence)) and not is_setting(sentence)
 
 
 def is_procedure(sentence: str) -> bool:

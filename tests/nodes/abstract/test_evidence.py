@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from veriscribe.documents.articles import Paragraph
 from veriscribe.nodes.abstract.evidence import (
+    MAX_METHODS,
+    READING_ORDER,
     SentenceRecord,
     align,
     article_units,
@@ -311,3 +313,150 @@ def test_the_digit_of_a_name_is_no_finding_number() -> None:
         "Anaemia was more frequent with the deficiency than without it (41% vs 12%; "
         "P < .001)."
     ]
+
+
+STUDY = [
+    Paragraph(
+        "Introduction",
+        "Flavored tobacco draws young people to smoking. "
+        "The objectives of this study were to "
+        "1) examine whether a campaign could drive jurisdictions to act and "
+        "2) identify what else predicted an ordinance.",
+        ("Introduction",),
+    ),
+    Paragraph(
+        "Methods",
+        "We compared 20 jurisdictions with a campaign and 66 without one. "
+        "Data came from the ordinance tracking database. "
+        "We used Fisher exact tests for counts. "
+        "We used Poisson regression for risk ratios. "
+        "Analyses were run in SAS version 9.4.",
+        ("Methods",),
+    ),
+    Paragraph(
+        "Results",
+        "Jurisdictions with a campaign were 2 times more likely to adopt an "
+        "ordinance than those without one (P < .001). "
+        "Adoption rose by 6% for each neighbor with a license ordinance (P < .001).",
+        ("Results",),
+    ),
+    Paragraph(
+        "Discussion",
+        "Our findings suggest that community engagement drives local tobacco "
+        "control ordinances.",
+        ("Discussion",),
+    ),
+]
+STUDY_LABELS = ["background", "methods", "results", "conclusions"]
+
+
+def study(sentences: list[str], words: int = 0) -> list[SentenceRecord]:
+    return certify(sentences, STUDY, STUDY_LABELS, "Campaigns and ordinances", words)
+
+
+def test_a_numbered_list_is_one_sentence_and_never_shown_in_pieces() -> None:
+    units = article_units(STUDY, STUDY_LABELS)
+    assert [u.text for u in units if u.paragraph == 0][1].startswith(
+        "The objectives of this study were to 1) examine"
+    )
+    records = study(["The objectives were 1) to examine a campaign that drove acts."])
+    assert not any(r["text"].startswith(("1)", "2)")) for r in records)
+
+
+def test_the_objective_is_added_from_the_introduction() -> None:
+    records = study(["Flavored tobacco draws young people to smoking."])
+    objective = next(r for r in records if r["role"] == "objective")
+    assert objective["origin"] == "article"
+    assert objective["text"].startswith("The objectives of this study were to")
+
+
+def test_sentences_are_shown_in_reading_order() -> None:
+    records = study(
+        [
+            "Our findings suggest that community engagement drives local tobacco "
+            "control ordinances.",
+            "Jurisdictions with a campaign were 2 times more likely to adopt an "
+            "ordinance than those without one (P < .001).",
+            "We compared 20 jurisdictions with a campaign and 66 without one.",
+            "Flavored tobacco draws young people to smoking.",
+        ]
+    )
+    roles = [r["role"] for r in records if r["status"] != "dropped"]
+    assert roles == sorted(roles, key=READING_ORDER.__getitem__)
+    assert roles[0] == "background" and roles[-1] == "conclusions"
+
+
+def test_methods_beyond_three_are_held_back_unless_the_abstract_is_short() -> None:
+    methods = [
+        "We compared 20 jurisdictions with a campaign and 66 without one.",
+        "Data came from the ordinance tracking database.",
+        "We used Fisher exact tests for counts.",
+        "We used Poisson regression for risk ratios.",
+        "Analyses were run in SAS version 9.4.",
+    ]
+    records = study(methods)
+    shown = [r for r in records if r["status"] != "dropped" and r["role"] == "methods"]
+    assert len(shown) == MAX_METHODS
+    assert shown[0]["text"] == methods[0]  # the design stays
+    held = [r["text"] for r in records if r["reason"].startswith("balance")]
+    # Procedure (a database) first, then the latest.
+    assert held == [methods[1], methods[4]]
+    # Asked for more words than the rest holds: held-back methods come back.
+    assert all(r["status"] != "dropped" for r in study(methods, words=150))
+
+
+def test_a_text_without_results_headings_closes_on_its_last_paragraph() -> None:
+    paragraphs = [
+        Paragraph("Main text", "Angioblasts migrate to the midline in embryos.", ()),
+        Paragraph(
+            "Main text",
+            "Ela-expressing cells attracted 52% of angioblasts, whereas control cells "
+            "attracted 20% of them.",
+            (),
+        ),
+        Paragraph(
+            "Main text",
+            "Our studies identified Ela signaling as a guide for angioblasts to the "
+            "midline.",
+            (),
+        ),
+        Paragraph(
+            "Methods", "Embryos were injected at the one-cell stage.", ("Methods",)
+        ),
+    ]
+    labels = ["background", "background", "methods", "methods"]
+    records = certify(
+        ["Angioblasts migrate to the midline in embryos."],
+        paragraphs,
+        labels,
+        "Ela guides angioblasts",
+        0,
+    )
+    added = {r["role"]: r["text"] for r in records if r["origin"] == "article"}
+    assert added["conclusions"].startswith("Our studies identified Ela signaling")
+    assert "52%" in added["results"]
+
+
+def test_a_finding_credited_to_a_source_its_evidence_does_not_credit_fails() -> None:
+    paragraphs = [
+        Paragraph(
+            "Background",
+            "Early efforts to quantify the burden of the major NTDs found that it was "
+            "roughly equivalent to that of malaria. "
+            "The results of the GBD 2010 Study were published in December 2012.",
+            ("Background",),
+        )
+    ]
+    records = certify(
+        [
+            "The GBD 2010 Study found that the burden of the major NTDs was roughly "
+            "equivalent to that of malaria."
+        ],
+        paragraphs,
+        ["background"],
+        "Neglected tropical diseases",
+        0,
+    )
+    assert records[0]["status"] == "repaired"
+    assert records[0]["reason"].startswith("attribution:")
+    assert records[0]["text"].startswith("Early efforts to quantify")

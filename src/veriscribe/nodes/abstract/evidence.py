@@ -59,6 +59,7 @@ from veriscribe.text.findings import (
     is_aside,
     is_procedure,
     is_setting,
+    states_objective,
 )
 from veriscribe.text.numbers import ArticleNumbers
 from veriscribe.text.pointers import points_to_display, strip_pointers
@@ -76,6 +77,7 @@ __all__ = [
     "certify_text",
     "cut_to_sentence",
     "evidence_check",
+    "in_reading_order",
     "sentence_counts",
     "shown_text",
 ]
@@ -113,7 +115,9 @@ _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 _NUMBER = re.compile(r"(?<![A-Za-z\d])(?<![A-Za-z]-)\d+(?:\.\d+)?")
 _RESULTS_TITLE = re.compile(r"result|finding|outcome", re.IGNORECASE)
 _CONCLUSIONS_TITLE = re.compile(r"discussion|conclu|implication", re.IGNORECASE)
-_FRAGMENT = re.compile(r"^(?:\d+\.\s|[a-z])")
+_FRAGMENT = re.compile(r"^(?:\d+\.\s|\(?\d+\)|\(?[a-z]\)\s|[a-z])")
+"""An opening no whole sentence has: lower case, or an item's number ("1) whether")."""
+_ENDED = re.compile(r"[.!?][\"'”’)\]]*$")
 _CONCLUSIONS_SECTION = re.compile(r"conclu|summary", re.IGNORECASE)
 _METHODS_TITLE = re.compile(r"method|materials|patients and|participants and", re.I)
 _ASIDE_SECTION = re.compile(
@@ -127,6 +131,13 @@ Results, best first."""
 REDUNDANT = 0.5
 """A sentence added from the article may share at most this much of its content
 words with one already shown."""
+MAX_METHODS = 3
+"""Methods sentences an abstract shows at most: the design and the few a reader
+needs to weigh the findings; more go before anything else."""
+OBJECTIVE_WORDS = (8, 50)
+"""The length in words of an article sentence added as the objective."""
+EXTRA_FINDINGS = 2
+"""Results findings added beyond :data:`MAIN_FINDINGS` when an abstract is short."""
 FINDING_WORDS = (10, 45)
 """The length in words of a Results sentence added as the finding."""
 CONCLUSION_WORDS = (8, 45)
@@ -193,17 +204,67 @@ def _role(label: str, paragraph: Paragraph) -> str:
     return label or "other"
 
 
+def _roles(paragraphs: Sequence[Paragraph], labels: Sequence[str]) -> list[str]:
+    """Return each paragraph's facet, by its section title first, then its label.
+
+    An article whose text runs without Results or Discussion headings ("Main
+    text" of a short report, then "Materials and methods") and whose labels name
+    neither is read by position: its closing paragraph before the methods is the
+    conclusion. (Its results are not told apart from its background so: see
+    :func:`_finding`.)
+    """
+    roles = [
+        _role(labels[i] if i < len(labels) else "", paragraph)
+        for i, paragraph in enumerate(paragraphs)
+    ]
+    if {"results", "conclusions"} & set(roles):
+        return roles
+    main = [
+        i
+        for i, paragraph in enumerate(paragraphs)
+        if roles[i] != "methods" or not _METHODS_TITLE.search(_top(paragraph))
+    ]
+    main = [i for i in main if not _ASIDE_SECTION.search(_top(paragraphs[i]))]
+    if len(main) < 3:
+        return roles
+    roles[main[-1]] = "conclusions"
+    return roles
+
+
+def _top(paragraph: Paragraph) -> str:
+    return paragraph.path[0] if paragraph.path else paragraph.section
+
+
 def article_units(paragraphs: Sequence[Paragraph], labels: Sequence[str]) -> list[Unit]:
     """Return every body sentence with its place, facet and content words."""
     units = []
+    roles = _roles(paragraphs, labels)
     for i, paragraph in enumerate(paragraphs):
-        role = _role(labels[i] if i < len(labels) else "", paragraph)
+        role = roles[i]
         section = " > ".join(paragraph.path) or paragraph.section
         # Whole sentences only: a piece after "et al." or a citation joins the one
         # before it, so a repair never opens mid-sentence.
-        for sentence in sentences_of(paragraph.text):
+        for sentence in _items_joined(sentences_of(paragraph.text)):
             units.append(Unit(i, section, sentence, role, terms(sentence).words))
     return units
+
+
+_ITEM = re.compile(r"^\(?\d{1,2}\)\s")
+
+
+def _items_joined(sentences: Sequence[str]) -> list[str]:
+    """Join a numbered list split into pieces back into its sentence.
+
+    "The objectives of this study were to" / "1) examine ...;" / "2) compare
+    ...": one sentence, as the article wrote it.
+    """
+    joined: list[str] = []
+    for sentence in sentences:
+        if joined and (_ITEM.match(sentence) or not _ENDED.search(joined[-1])):
+            joined[-1] = f"{joined[-1]} {sentence}"
+        else:
+            joined.append(sentence)
+    return joined
 
 
 def align(sentence: str, units: Sequence[Unit]) -> list[Unit]:
@@ -249,6 +310,39 @@ def evidence_check(
         said = [w for w in support_tokens(sentence) if terms(w).words & missing]
         shown = ", ".join(dict.fromkeys(said[:3])) or ", ".join(sorted(missing)[:3])
         return f"words: the article passage does not hold {shown}"
+    return _attribution(sentence, evidence)
+
+
+_REPORTED = re.compile(
+    r"^(?P<who>.{3,80}?)\s+(?:found|find|finds|showed|shows|reported|reports|"
+    r"demonstrated|demonstrates|estimated|estimates|concluded|concludes|revealed)\b"
+)
+_NAMING = re.compile(r"\b(?:[A-Z][\w-]*|\d[\w.-]*)")
+_OPENING = frozenset(
+    "The This These Those That Our Their Its A An In Both Such Each Several Many".split()
+)
+
+
+def _attribution(sentence: str, evidence: Sequence[str]) -> str:
+    """Return why a finding is credited to a source its evidence does not credit.
+
+    "The GBD 2010 Study found that the burden was ..." drawn from "Early efforts
+    ... found that the burden was ..." and, beside it, the sentence that names the
+    GBD 2010 study: each part is in the article, the credit is not. The names and
+    numbers of who reports a finding must be in the sentence holding the finding
+    (the first evidence sentence).
+    """
+    reported = _REPORTED.match(sentence)
+    if reported is None or len(evidence) < 2:
+        return ""
+    first = evidence[0].lower()
+    names = [n for n in _NAMING.findall(reported.group("who")) if n not in _OPENING]
+    lacking = [n for n in names if n.lower() not in first]
+    if lacking:
+        return (
+            f"attribution: the sentence holding the finding does not credit "
+            f"{' '.join(lacking)}"
+        )
     return ""
 
 
@@ -285,6 +379,16 @@ def _stated_number(sentence: str, numbers: ArticleNumbers) -> bool:
     )
 
 
+def _whole(quote: str, text: str) -> bool:
+    """Tell whether an article sentence, as cut, reads as a whole sentence.
+
+    The splitter can leave a list item standing alone ("1) whether a campaign
+    ... could drive jurisdictions to act and") or split after a reference number
+    ("29. This might be ..."): no repair or addition shows such a piece.
+    """
+    return not _FRAGMENT.match(quote.lstrip()) and bool(_ENDED.search(text))
+
+
 def _repair(
     units: list[Unit], paragraphs: Sequence[Paragraph], shown: set[str]
 ) -> str | None:
@@ -294,6 +398,7 @@ def _repair(
             text not in shown
             and word_count(text) <= MAX_WORDS
             and not points_to_display(text)
+            and _whole(unit.text, text)
         ):
             return text
     return None
@@ -323,12 +428,7 @@ def _record(
 
 
 def _fits(text: str, size: tuple[int, int]) -> bool:
-    # "29. This might be ...": a sentence split after a reference number.
-    return (
-        size[0] <= word_count(text) <= size[1]
-        and not points_to_display(text)
-        and not _FRAGMENT.match(text)
-    )
+    return size[0] <= word_count(text) <= size[1] and not points_to_display(text)
 
 
 def _best(
@@ -346,7 +446,11 @@ def _best(
     said = [terms(text).words - title for text in shown]
     for _, _, unit in sorted(scored, key=lambda item: (-item[0], item[1])):
         record = _article_record(unit, paragraphs)
-        if record["text"] in shown or not _fits(record["text"], size):
+        if (
+            record["text"] in shown
+            or not _fits(record["text"], size)
+            or not _whole(unit.text, record["text"])
+        ):
             continue
         own = unit.words - title
         if not any(len(own & words) > REDUNDANT * len(own) for words in said):
@@ -368,7 +472,7 @@ def _finding(
     by how early its paragraph comes in the Results (the main finding is reported
     first).
     """
-    results = [u for u in units if u.role == "results"]
+    results = [u for u in units if u.role == "results"] or _middle(units)
     order = {p: rank for rank, p in enumerate(sorted({u.paragraph for u in results}))}
     scored = []
     for position, unit in enumerate(results):
@@ -381,7 +485,23 @@ def _finding(
         score += 0.5 * min(3, len(unit.words & title))
         score -= 0.25 * min(4, order[unit.paragraph])
         scored.append((score, position, unit))
-    return _best(scored, paragraphs, FINDING_WORDS, shown, title)
+    found = _best(scored, paragraphs, FINDING_WORDS, shown, title)
+    if found is not None:
+        found["role"] = "results"
+    return found
+
+
+def _middle(units: Sequence[Unit]) -> list[Unit]:
+    """Return the sentences between an article's opening and closing paragraphs.
+
+    Where no heading or label names the Results: the body outside the methods,
+    without its first paragraph (the background) and its conclusion.
+    """
+    main = sorted(
+        {u.paragraph for u in units if u.role not in ("methods", "conclusions")}
+    )
+    inner = set(main[1:])
+    return [u for u in units if u.paragraph in inner]
 
 
 def _conclusion(
@@ -418,6 +538,37 @@ def _conclusion(
         score += 0.5 * (unit.paragraph in order[-2:-1] or unit.paragraph == order[0])
         scored.append((score, position, unit))
     return _best(scored, paragraphs, CONCLUSION_WORDS, shown, title)
+
+
+def _objective(
+    units: Sequence[Unit],
+    paragraphs: Sequence[Paragraph],
+    title: frozenset[str],
+    shown: set[str],
+) -> SentenceRecord | None:
+    """Return the article's sentence that states what the work set out to do.
+
+    From the introduction (the background and objective paragraphs), the last
+    one that says so ("The aim of this study was ...", "We sought to ...") first:
+    the aim closes an introduction.
+    """
+    opening = [u for u in units if u.role in ("background", "objective")]
+    scored = [
+        (float(position), -position, unit)
+        for position, unit in enumerate(opening)
+        if states_objective(strip_pointers(unit.text)[0]) and not is_aside(unit.text)
+    ]
+    found = _best(scored, paragraphs, OBJECTIVE_WORDS, shown, title)
+    if found is not None:
+        found["role"] = "objective"
+    return found
+
+
+def states_objective_record(record: SentenceRecord) -> bool:
+    """Tell whether a shown sentence states the work's objective."""
+    return record["role"] == "objective" or (
+        record["role"] in ("background", "other") and states_objective(record["text"])
+    )
 
 
 def states_finding(record: SentenceRecord, numbers: ArticleNumbers) -> bool:
@@ -519,9 +670,79 @@ def certify(
         added = _conclusion(units, paragraphs, terms(title).words, shown)
         if added is not None:
             records.append(added)
+            shown.add(added["text"])
+    if not any(states_objective_record(r) for r in kept):
+        added = _objective(units, paragraphs, terms(title).words, shown)
+        if added is not None:
+            records.append(added)
+            shown.add(added["text"])
+    held = _limit_methods(records, numbers)
     if words:
-        _trim(records, round(words * (1 + LENGTH_MARGIN)), numbers)
-    return records
+        low, high = (round(words * (1 + m)) for m in (-LENGTH_MARGIN, LENGTH_MARGIN))
+        _fill(records, low, high, units, paragraphs, numbers, title, shown, held)
+        _trim(records, high, numbers)
+    return in_reading_order(records)
+
+
+def _shown_words(records: Sequence[SentenceRecord]) -> int:
+    return sum(word_count(r["text"]) for r in records if r["status"] != "dropped")
+
+
+def _fill(
+    records: list[SentenceRecord],
+    low: int,
+    high: int,
+    units: Sequence[Unit],
+    paragraphs: Sequence[Paragraph],
+    numbers: ArticleNumbers,
+    title: str,
+    shown: set[str],
+    held: Sequence[tuple[SentenceRecord, SentenceRecord]],
+) -> None:
+    """Bring an abstract short of the asked length up to it, findings first.
+
+    Up to :data:`EXTRA_FINDINGS` more Results findings, then the methods sentences
+    :func:`_limit_methods` held back, in their order, while they fit.
+    """
+    for _ in range(EXTRA_FINDINGS):
+        if _shown_words(records) >= low:
+            return
+        added = _finding(units, paragraphs, numbers, terms(title).words, shown)
+        if added is None:
+            break
+        _insert(records, added)
+        shown.add(added["text"])
+    for before, dropped in held:
+        if _shown_words(records) >= low:
+            return
+        if _shown_words(records) + word_count(before["text"]) <= high:
+            records[next(i for i, r in enumerate(records) if r is dropped)] = before
+
+
+READING_ORDER = {
+    "background": 0,
+    "objective": 1,
+    "methods": 2,
+    "results": 3,
+    "conclusions": 4,
+}
+"""The order a reader expects an abstract's parts in."""
+
+
+def in_reading_order(records: Sequence[SentenceRecord]) -> list[SentenceRecord]:
+    """Return the sentences ordered background, objective, methods, results, conclusions.
+
+    Stable: sentences of one part keep their order, and a sentence of no part
+    (``other``) stays after the one before it. A model's refined draft can put its
+    methods after its findings, and a finding added from the article goes in among
+    the results rather than after the model's closing sentence.
+    """
+    ranked = []
+    rank = 0
+    for position, record in enumerate(records):
+        rank = READING_ORDER.get(record["role"], rank)
+        ranked.append((rank, position, record))
+    return [record for _, _, record in sorted(ranked, key=lambda r: r[:2])]
 
 
 def _article_record(unit: Unit, paragraphs: Sequence[Paragraph]) -> SentenceRecord:
@@ -536,6 +757,40 @@ def _insert(records: list[SentenceRecord], record: SentenceRecord) -> None:
             records.insert(i, record)
             return
     records.append(record)
+
+
+def _drop(records: list[SentenceRecord], i: int, reason: str) -> SentenceRecord:
+    dropped = records[i].copy()
+    dropped["status"] = "dropped"
+    dropped["reason"] = dropped["reason"] or reason
+    records[i] = dropped
+    return dropped
+
+
+def _limit_methods(
+    records: list[SentenceRecord], numbers: ArticleNumbers
+) -> list[tuple[SentenceRecord, SentenceRecord]]:
+    """Keep at most :data:`MAX_METHODS` methods sentences: the design and the most needed.
+
+    A small model's draft can give most of an abstract to lab conditions and
+    questionnaires; a reader wants the design, then the findings. Returns each
+    sentence held back with its dropped record, in abstract order.
+    """
+    methods = [
+        i
+        for i, r in enumerate(records)
+        if r["status"] != "dropped" and r["role"] == "methods"
+    ]
+    if len(methods) <= MAX_METHODS:
+        return []
+    design = records[methods[0]]
+    # Procedure first, then the latest; the design last of all.
+    order = sorted(methods, key=lambda i: (_priority(records[i], numbers, design), -i))
+    held = sorted(order[: len(methods) - MAX_METHODS])
+    return [
+        (records[i], _drop(records, i, "balance: more methods than an abstract gives"))
+        for i in held
+    ]
 
 
 def _trim(records: list[SentenceRecord], most: int, numbers: ArticleNumbers) -> None:
@@ -558,12 +813,7 @@ def _trim(records: list[SentenceRecord], most: int, numbers: ArticleNumbers) -> 
         ]
         if not candidates:
             return
-        i = -min(candidates)[1]
-        record = records[i]
-        dropped = record.copy()
-        dropped["status"] = "dropped"
-        dropped["reason"] = record["reason"] or "length: over the asked length"
-        records[i] = dropped
+        _drop(records, -min(candidates)[1], "length: over the asked length")
 
 
 def sentence_counts(records: Sequence[SentenceRecord]) -> dict[str, int]:
