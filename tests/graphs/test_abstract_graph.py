@@ -625,19 +625,22 @@ async def test_every_sentence_is_shown_with_its_evidence_or_repaired(
     )
     result = await run(store, scripted_llm(chat), AbstractOptions(words=0))
     statuses = [(s.status, s.origin, s.role) for s in result.sentences]
+    # The article's aim, which the model's text leaves out, is added in its place.
     assert statuses == [
         ("certified", "model", "background"),
+        ("certified", "article", "objective"),
         ("certified", "model", "methods"),
         ("repaired", "model", "results"),
         ("certified", "article", "conclusions"),
     ]
-    flipped = result.sentences[2]
+    assert result.sentences[1].text == PARAGRAPHS[1][1]
+    flipped = result.sentences[3]
     assert flipped.text == PARAGRAPHS[4][1]
     assert flipped.original.endswith("higher with early than with delayed therapy.")
     assert flipped.reason
     assert flipped.evidence[0].paragraph == 4
     assert flipped.evidence[0].section == "Results"
-    assert result.sentence_counts == {"certified": 3, "repaired": 1, "dropped": 0}
+    assert result.sentence_counts == {"certified": 4, "repaired": 1, "dropped": 0}
     assert "higher" not in result.abstract
     assert result.abstract.endswith(PARAGRAPHS[5][1])
     assert any(f.startswith("evidence_checked:") for f in result.fallbacks)
