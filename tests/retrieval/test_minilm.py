@@ -1,4 +1,8 @@
-"""all-MiniLM-L6-v2 in NumPy: the same word pieces and vectors as sentence-transformers."""
+"""all-MiniLM-L6-v2 in NumPy: the same word pieces and vectors as sentence-transformers.
+
+``minilm()`` is the ONNX Runtime encoder when that is installed; the NumPy one is
+checked against the reference here by name (the ONNX one in test_minilm_onnx.py).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veriscribe.retrieval.minilm import MAX_PIECES, basic_words, minilm
+from veriscribe.retrieval.minilm import (
+    MAX_PIECES,
+    MiniLM,
+    basic_words,
+    minilm,
+    model_dir,
+)
 
 REFERENCE = Path(__file__).parents[1] / "fixtures" / "minilm" / "reference.json"
 
@@ -28,7 +38,7 @@ def test_word_pieces_match_the_reference_tokenizer(reference: dict[str, list]) -
 
 
 def test_vectors_match_sentence_transformers(reference: dict[str, list]) -> None:  # type: ignore[type-arg]
-    vectors = minilm()(reference["texts"])
+    vectors = MiniLM(model_dir())(reference["texts"])
     expected = np.asarray(reference["vectors"], dtype=np.float32)
     assert vectors.shape == expected.shape == (len(reference["texts"]), 384)
     assert float(np.abs(vectors - expected).max()) < 1e-5

