@@ -460,3 +460,41 @@ def test_a_finding_credited_to_a_source_its_evidence_does_not_credit_fails() -> 
     assert records[0]["status"] == "repaired"
     assert records[0]["reason"].startswith("attribution:")
     assert records[0]["text"].startswith("Early efforts to quantify")
+
+
+def test_a_sentence_pointing_back_to_one_not_shown_is_dropped() -> None:
+    paragraphs = [
+        Paragraph(
+            "Introduction",
+            "Sickle cell trait protects against severe malaria. "
+            "These mechanisms include reduced invasion of red cells.",
+            ("Introduction",),
+        ),
+        Paragraph(
+            "Methods",
+            "We enrolled 300 children with severe malaria in Kenya.",
+            ("Methods",),
+        ),
+        Paragraph(
+            "Methods",
+            "This cohort was followed for two years.",
+            ("Methods",),
+        ),
+    ]
+    records = certify(
+        [
+            "These mechanisms include reduced invasion of red cells.",
+            "We enrolled 300 children with severe malaria in Kenya.",
+            "This cohort was followed for two years.",
+        ],
+        paragraphs,
+        ["background", "methods", "methods"],
+        "Malaria in children",
+        0,
+    )
+    by_text = {r["text"].split()[1]: r for r in records}
+    # Nothing before it says which mechanisms: dropped, and why.
+    assert by_text["mechanisms"]["status"] == "dropped"
+    assert by_text["mechanisms"]["reason"].startswith("context: 'These mechanisms'")
+    # "This cohort" follows the sentence it points back to: it stays.
+    assert by_text["cohort"]["status"] == "certified"

@@ -450,6 +450,7 @@ def _best(
             record["text"] in shown
             or not _fits(record["text"], size)
             or not _whole(unit.text, record["text"])
+            or _leans_back(record["text"], unit.role)
         ):
             continue
         own = unit.words - title
@@ -659,6 +660,9 @@ def certify(
             _record(repaired, "repaired", found[:1], original=sentence, reason=reason)
         )
         shown.add(repaired)
+    # What a sentence left pointing back at nothing said stands for is no finding
+    # or conclusion of this abstract: the article's own is added in its place.
+    records = _without_dangling(in_reading_order(records))
     kept = [r for r in records if r["status"] != "dropped"]
     for _ in range(MAIN_FINDINGS - sum(states_finding(r, numbers) for r in kept)):
         added = _finding(units, paragraphs, numbers, terms(title).words, shown)
@@ -681,7 +685,56 @@ def certify(
         low, high = (round(words * (1 + m)) for m in (-LENGTH_MARGIN, LENGTH_MARGIN))
         _fill(records, low, high, units, paragraphs, numbers, title, shown, held)
         _trim(records, high, numbers)
-    return in_reading_order(records)
+    return _without_dangling(in_reading_order(records))
+
+
+_POINTS_BACK = re.compile(
+    r"^(?:This|These|Those|Such|Both these|Both|It|They|The same|Of these|Of those)"
+    r"\b(?!\s+(?:study|studies|work|paper|article|investigation|report|review|"
+    r"analysis|trial|survey|cohort)\b)"
+)
+_OWN_RESULTS = re.compile(
+    r"^(?:This|These) (?:findings?|results?|data|observations?)\b"
+)
+
+
+def _leans_back(text: str, role: str) -> bool:
+    """Tell whether a sentence opens by pointing back to the one before it."""
+    return bool(_POINTS_BACK.match(text)) and not (
+        role == "conclusions" and _OWN_RESULTS.match(text)
+    )
+
+
+def _without_dangling(records: list[SentenceRecord]) -> list[SentenceRecord]:
+    """Drop a sentence that points back to one the abstract does not show.
+
+    "These mechanisms include ...", "Both these published analyses ...", "This
+    process ..." read as garbled when the sentence before them in the abstract is
+    not the one they point back to: kept only when that sentence is drawn from the
+    same paragraph of the article or the one before it. "This study" names the
+    article itself, and a conclusion's "These findings" its results: both stay.
+    """
+    previous: SentenceRecord | None = None
+    for i, record in enumerate(records):
+        if record["status"] == "dropped":
+            continue
+        if _leans_back(record["text"], record["role"]):
+            here = record["evidence"][0]["paragraph"] if record["evidence"] else -9
+            before = (
+                previous["evidence"][0]["paragraph"]
+                if previous is not None and previous["evidence"]
+                else -9
+            )
+            if previous is None or not 0 <= here - before <= 1:
+                opener = " ".join(record["text"].split()[:2])
+                records[i] = record | {
+                    "status": "dropped",
+                    "reason": record["reason"]
+                    or f"context: {opener!r} points back to a sentence not shown",
+                }
+                continue
+        previous = record
+    return records
 
 
 def _shown_words(records: Sequence[SentenceRecord]) -> int:
