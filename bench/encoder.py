@@ -51,6 +51,7 @@ from veriscribe.retrieval.minilm import (
     _gelu,
     _layer_norm,
     model_dir,
+    padded,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -82,12 +83,8 @@ class FusedNumpy(MiniLM):
 
     def _forward(self, batch: list[list[int]]) -> Matrix:
         w = self.weights
-        size = max(len(ids) for ids in batch)
-        ids = np.zeros((len(batch), size), dtype=np.intp)
-        mask = np.zeros((len(batch), size), dtype=np.float32)
-        for row, pieces in enumerate(batch):
-            ids[row, : len(pieces)] = pieces
-            mask[row, : len(pieces)] = 1.0
+        ids, mask = padded(batch, np.intp)
+        size = ids.shape[1]
         x = (
             w["embeddings.word_embeddings.weight"][ids]
             + w["embeddings.position_embeddings.weight"][:size]

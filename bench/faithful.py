@@ -34,7 +34,9 @@ novelty=<mean> density=<mean> rougeL=<mean> seconds=<mean>``.
 
 Usage: ``.venv/bin/python bench/faithful.py --out DIR [--articles 14] [--pcd 6]
 [--model local] [--copy-limit N] [--reuse [--recertify [--save DIR]]]``. With
-``--reuse`` the saved JSON files are scored again and nothing is generated.
+``--reuse`` the saved JSON files are scored again and nothing is generated; with
+``--against DIR`` (an earlier version's folder of the same articles) the paired
+difference in ROUGE-L is printed with its bootstrap interval.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from veriscribe.checks.faithfulness import claim_conflict
 from veriscribe.checks.support import terms
 from veriscribe.documents.articles import Article, read_articles
 from veriscribe.llm.factory import make_llm
+from veriscribe.metrics.bootstrap import paired_bootstrap
 from veriscribe.metrics.fragments import fragment_stats
 from veriscribe.metrics.novelty import novelty_stats
 from veriscribe.metrics.rouge import rouge_l
@@ -282,6 +285,13 @@ def main() -> None:
         help="With --recertify: write the abstracts as checked now to this folder "
         "(one JSON per article, as --out holds them), to read or score later.",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="Another --out folder (an earlier version's abstracts of the same "
+        "articles): print the paired difference in ROUGE-L with its bootstrap "
+        "interval.",
+    )
     args = parser.parse_args()
     articles = development_articles(args.articles, args.pcd)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -291,6 +301,8 @@ def main() -> None:
     if not args.reuse:
         asyncio.run(generate(articles, args.out, args.model, options))
     rows = []
+    paired: list[tuple[float, Article]] = []
+    now_then: list[tuple[float, float]] = []
     print(
         f"{'article':<34} {'sent':>4} {'cert':>5} {'rep':>5} {'drop':>5} "
         f"{'held':>5} {'num':>4} "
@@ -302,6 +314,10 @@ def main() -> None:
             print(f"{target.name[:-5]:<34} missing")
             continue
         record = json.loads(target.read_text(encoding="utf-8"))
+        earlier = args.against / target.name if args.against else None
+        if earlier is not None and earlier.exists():
+            then = json.loads(earlier.read_text(encoding="utf-8"))["abstract"]
+            paired.append((rouge_l(then, article.reference or ""), article))
         if args.recertify:
             record = recertified(record, article)
             if args.save:
@@ -311,6 +327,8 @@ def main() -> None:
                 )
         row = score(record, article)
         rows.append(row)
+        if paired and paired[-1][1] is article:
+            now_then.append((row["rougeL"], paired[-1][0]))
         print(
             f"{target.name[:-5][:34]:<34} {row['sentences']:>4} "
             f"{share(row['certified']):>5} {share(row['repaired']):>5} "
@@ -336,6 +354,14 @@ def main() -> None:
         f"novelty={mean('novelty')} density={mean('density')} "
         f"rougeL={mean('rougeL')} seconds={mean('seconds')}"
     )
+    if len(now_then) >= 2:
+        diff = paired_bootstrap([a for a, _ in now_then], [b for _, b in now_then])
+        print(
+            f"against={args.against} paired={diff.n} "
+            f"rougeL_then={statistics.fmean(b for _, b in now_then):.3f} "
+            f"rougeL_diff={diff.mean_difference:+.3f} "
+            f"ci_low={diff.ci_low:+.3f} ci_high={diff.ci_high:+.3f} p={diff.p_value:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import struct
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -197,6 +198,19 @@ def _gelu(x: Matrix) -> Matrix:
     return out
 
 
+def padded(
+    batch: list[list[int]], dtype: type[np.signedinteger[Any]]
+) -> tuple[npt.NDArray[Any], Matrix]:
+    """Return a batch's word-piece ids padded to its longest, and its attention mask."""
+    size = max(len(ids) for ids in batch)
+    ids = np.zeros((len(batch), size), dtype=dtype)
+    mask = np.zeros((len(batch), size), dtype=np.float32)
+    for row, pieces in enumerate(batch):
+        ids[row, : len(pieces)] = pieces
+        mask[row, : len(pieces)] = 1.0
+    return ids, mask
+
+
 class MiniLM:
     """The all-MiniLM-L6-v2 encoder: texts to unit-length 384-dimensional rows."""
 
@@ -238,12 +252,8 @@ class MiniLM:
 
     def _forward(self, batch: list[list[int]]) -> Matrix:
         w = self.weights
-        size = max(len(ids) for ids in batch)
-        ids = np.zeros((len(batch), size), dtype=np.intp)
-        mask = np.zeros((len(batch), size), dtype=np.float32)
-        for row, pieces in enumerate(batch):
-            ids[row, : len(pieces)] = pieces
-            mask[row, : len(pieces)] = 1.0
+        ids, mask = padded(batch, np.intp)
+        size = ids.shape[1]
         x = (
             w["embeddings.word_embeddings.weight"][ids]
             + w["embeddings.position_embeddings.weight"][:size]

@@ -30,7 +30,14 @@ import numpy as np
 import numpy.typing as npt
 from platformdirs import user_cache_path
 
-from veriscribe.retrieval.minilm import EPS, HEADS, LAYERS, MiniLM, read_safetensors
+from veriscribe.retrieval.minilm import (
+    EPS,
+    HEADS,
+    LAYERS,
+    MiniLM,
+    padded,
+    read_safetensors,
+)
 
 Matrix = npt.NDArray[np.float32]
 
@@ -304,12 +311,7 @@ class OnnxMiniLM(MiniLM):
         )
 
     def _forward(self, batch: list[list[int]]) -> Matrix:
-        size = max(len(ids) for ids in batch)
-        ids = np.zeros((len(batch), size), dtype=np.int64)
-        mask = np.zeros((len(batch), size), dtype=np.float32)
-        for row, pieces in enumerate(batch):
-            ids[row, : len(pieces)] = pieces
-            mask[row, : len(pieces)] = 1.0
+        ids, mask = padded(batch, np.int64)
         (out,) = self.session.run(
             ["embeddings"], {"input_ids": ids, "attention_mask": mask}
         )
