@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from veriscribe.text.recommendations import asks_for_verdict, read_recommendation
+from veriscribe.text.recommendations import (
+    asks_for_verdict,
+    label_closing,
+    label_end,
+    read_recommendation,
+)
+from veriscribe.text.sentences import quote_text
 
 # Sentences copied from the development guidelines (../shared/data/guidelines).
 LEADS = [
@@ -127,3 +133,164 @@ def test_questions_that_ask_for_a_verdict() -> None:
     assert asks_for_verdict("Does Botox help with chronic migraines?")
     assert not asks_for_verdict("What are the symptoms of COPD?")
     assert not asks_for_verdict("How is obesity defined in adults?")
+    # A comparison of two treatments asks which to use.
+    assert asks_for_verdict("Is starting combination BP therapy better than one drug?")
+
+
+# A strength that stands after the sentence in its section: the sentence, the section
+# text that follows it (copied from the guideline), and the lead.
+LABELLED = [
+    (
+        # ngc-10359: the USPSTF grade on the same line, after the sentence.
+        "The USPSTF recommends that primary care clinicians apply fluoride varnish to "
+        "the primary teeth of all infants and children starting at the age of primary "
+        "tooth eruption.",
+        " ( **B recommendation** ) \n\n\nSee the Clinical Considerations",
+        "Recommends for (grade B)",
+    ),
+    (
+        # ngc-10511: an imperative, graded on the USPSTF scale by "[A]".
+        "37. Offer bariatric surgery, as an adjunct to comprehensive lifestyle "
+        "intervention, for weight loss in adult patients with a BMI >40 kg/m 2 or those "
+        "with BMI 35.0-39.9 kg/m 2 with one or more obesity-associated conditions.",
+        " **[A]**\n  38. Offer bariatric surgery, as an adjunct",
+        "Recommends for (grade A)",
+    ),
+    (
+        "5. Consider providing normal weight patients with information and behavioral "
+        "counseling regarding healthy diet and physical activity behaviors, in order to "
+        "maintain a healthy weight.",
+        " **[C]**\n\n\n\n\n###  Overweight Patients",
+        "Recommends selectively (grade C)",
+    ),
+    (
+        "2. Screen for overweight and obesity at least annually.",
+        " **[EO]**\n  3. Assess for the presence",
+        "Recommends for (expert opinion)",
+    ),
+    (
+        "13. Current evidence is insufficient to support weight loss through "
+        "comprehensive lifestyle intervention for reducing harms of non-alcoholic fatty "
+        "liver disease.",
+        " **[I]**\n",
+        "Insufficient evidence to recommend for or against (grade I)",
+    ),
+    (
+        # ngc-10531 (NHLBI): GRADE strength in a bracket, an imperative for and against.
+        "5. In adults and children with SCD and a VOC associated with severe pain, "
+        "rapidly initiate treatment with parenteral opioids.",
+        " ( **Strong Recommendation, High-Quality Evidence** ) \n  6. In adults",
+        "Recommends for (strong)",
+    ),
+    (
+        "2. Do not use transfusion therapy for immediate treatment of priapism "
+        "associated with SCD.",
+        " ( **Moderate Recommendation, Low-Quality Evidence** ) \n",
+        "Recommends against (moderate)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sentence", "after", "lead"), LABELLED)
+def test_a_label_after_the_sentence_gives_its_strength(
+    sentence: str, after: str, lead: str
+) -> None:
+    section = f"Recommendations\n\n  {sentence}{after}"
+    end = section.index(sentence) + len(sentence)
+    source = quote_text(section, section.index(sentence), label_end(section, end))
+    label = label_closing(source)
+    assert label and label in source
+    found = read_recommendation(sentence, label)
+    assert found is not None and found.lead == lead
+    assert found.phrase in " ".join(f"{sentence} {label}".split())
+
+
+def test_no_label_reads_past_other_words() -> None:
+    # ngc-10531: the quote ends before the parenthesis that precedes the label.
+    section = (
+        "  16. In adults and children with SCD and a VOC, do not administer a blood "
+        "transfusion unless there are other indications for transfusion (see the NGC "
+        "summary of the NHLBI guideline [ Blood transfusion in the management of sickle "
+        'cell disease ](/content.aspx?id=48528 "Guideline #10534") ). '
+        "( **Moderate Recommendation, Low-Quality Evidence** ) "
+    )
+    quote = "In adults and children with SCD and a VOC, do not administer a blood"
+    end = section.index(quote) + len(quote)
+    assert label_end(section, end) == end
+    assert label_closing(quote) == ""
+
+
+def test_a_grade_or_label_alone_states_no_recommendation() -> None:
+    # Units the sentence splitter cuts from the sentence they grade (ngc-10359,
+    # ngc-10531): how strongly, but not what.
+    for label in (
+        "( **B recommendation** )",
+        "( **Moderate Recommendation, Low-Quality Evidence** )",
+        "( **Moderate Recommendation, Low-",
+        "**[A]**",
+        "Weak For",
+    ):
+        assert read_recommendation(label) is None, label
+
+
+def test_without_its_label_an_imperative_states_none() -> None:
+    # The same sentences as they stand in the guidelines, their label not read:
+    # "Offer ...", "should" may be any sentence (VADoDOACPG background).
+    assert (
+        read_recommendation("Screen for overweight and obesity at least annually.")
+        is None
+    )
+    assert (
+        read_recommendation(
+            "The Work Group recognizes this can pose difficult clinical scenarios; "
+            "however, providers should feel comfortable educating patients on the lack "
+            "of superiority of MRI over radiographs from a diagnostic standpoint."
+        )
+        is None
+    )
+
+
+def test_double_negatives_and_clauses() -> None:
+    # VADoDCOPDCPGFinal508: graded "Weak For" by the guideline.
+    found = read_recommendation(
+        "We suggest not withholding cardio-selective beta-blockers in patients with "
+        "confirmed COPD who have a cardiovascular indication for beta-blockers."
+    )
+    assert found is not None and found.lead == "Suggests for (weak)"
+    # ngc-10628: the avoiding is what is recommended, graded "( **Strong For** )".
+    found = read_recommendation(
+        "18. The guideline panel recommends that clinicians avoid or limit the use of "
+        "nephrotoxic medications for patients with CKD."
+    )
+    assert found is not None and found.lead == "Recommends for (strong)"
+    # VADoDHeadacheCPGFinal508: "should not withhold", a recommendation to treat.
+    found = read_recommendation(
+        "The Work Group suggests that providers should not withhold therapy when "
+        "patients do not meet all criteria listed for TTH, migraine, or cluster "
+        "headache (i.e., are diagnosed with probable TTH, probable migraine, or "
+        "probable cluster headache)."
+    )
+    assert found is not None and found.lead == "Suggests for (weak)"
+    # cpgQA p037 area (VA/DoD opioids): a plain "suggest not".
+    found = read_recommendation(
+        "While the evidence for harm associated with the combination of opioids and "
+        "Z-drugs (e.g., zolpidem, eszopiclone) is not as strong as the evidence for "
+        "harm associated with the combination of opioids and benzodiazepines, we "
+        "suggest not prescribing Z-drugs to patients who are on LOT"
+    )
+    assert found is not None and found.lead == "Suggests against (weak)"
+
+
+def test_insufficient_evidence_in_other_words() -> None:
+    # ngc-10511 and VADoDHypertensionCPG508Corrected792020.
+    for sentence in (
+        "9. Current evidence is insufficient to recommend for or against offering "
+        "comprehensive lifestyle intervention for weight loss to overweight patients "
+        "with degenerative joint disease, non-alcoholic fatty liver disease and/or "
+        "obstructive sleep apnea to reduce harms of these conditions.",
+        "For the treatment of hypertension, there is insufficient evidence to recommend "
+        "for or against initiating combination therapy over initiating monotherapy "
+        "with the sequential addition of another medication.",
+    ):
+        found = read_recommendation(sentence)
+        assert found is not None and found.direction == "neither", sentence

@@ -8,6 +8,15 @@ shown above a certified quote ("Suggests against (weak)") is parsed from the quo
 words by these patterns; a quote that states no recommendation has none, and so has one
 that only defines the terms ("Strong for (or "We recommend offering this option ...")",
 "The USPSTF recommends the service.").
+
+A strength often stands after the sentence rather than in it: a USPSTF "(B
+recommendation)", an NGC grade "[A]", an NHLBI "(Strong Recommendation, Low-Quality
+Evidence)", a VA/DoD "Weak for" on the table's next line. The verbatim check shows
+such a label with the quote's sentence (`label_end`); `label_closing` takes it from the
+end of that passage, and `read_recommendation` reads it with the quote, for the strength
+the quote's own words do not name. An imperative sentence ("Offer bariatric surgery
+...", "Do not use transfusion therapy ...") is read as a recommendation only with a
+strength label beside it; a label alone ("( B recommendation )") states none.
 """
 
 from __future__ import annotations
@@ -17,10 +26,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 Direction = Literal["for", "against", "neither"]
-Strength = Literal["strong", "weak", "insufficient", "A", "B", "C", "D", "I"]
+Strength = Literal[
+    "strong", "moderate", "weak", "insufficient", "A", "B", "C", "D", "I", "EO"
+]
 
 _INSUFFICIENT = re.compile(
     r"\binsufficient evidence (?:to (?:recommend|suggest) )?for or against\b"
+    r"|\bevidence (?:is|was) insufficient to (?:recommend|suggest) for or against\b"
     r"|\bneither for nor against\b"
     r"|\bcurrent evidence is insufficient to assess the balance of benefits and harms\b",
     re.IGNORECASE,
@@ -29,8 +41,42 @@ _LABEL = re.compile(r"\b(Strong|Weak)\s+((?i:for|against))\b")
 _GRADE = re.compile(
     r"\(\s*\**\s*([ABCDI])\s+(?:recommendation|statement)\s*\**\s*\)"
     r"|\bGrade:?\s*\**\s*([ABCDI])\b"
-    r"|\bthis is an? ([ABCDI]) recommendation\b",
+    r"|\bthis is an? ([ABCDI]) recommendation\b"
+    r"|\[\s*\**\s*([ABCDI])\s*\**\s*\]\W*$",
 )
+_EXPERT = re.compile(r"\[\s*\**\s*EO\s*\**\s*\]\W*$")
+"""An NGC "[EO]": a recommendation of expert opinion, no grade of evidence."""
+_GRADED_LABEL = re.compile(
+    r"\(\s*\**\s*(Strong|Moderate|Weak|Conditional)\s+Recommendation\b", re.IGNORECASE
+)
+"""An NHLBI-style "(Strong Recommendation, Low-Quality Evidence)"."""
+_AFTER = re.compile(
+    r"[\s*_]*("
+    r"\(\s*\**\s*[ABCDI]\s+(?:recommendation|statement)\s*\**\s*\)"
+    r"|\[\s*\**\s*(?:[ABCDI]|EO)\s*\**\s*\]"
+    r"|\(\s*\**\s*(?:Strong|Moderate|Weak|Conditional)\s+Recommendation\b[^()\n]{0,80}\)"
+    r"|\(?(?:Strong|Weak)\s+(?:for|against)\b(?:\s*\|[^()\n]{0,40}\))?"
+    r")",
+    re.IGNORECASE,
+)
+"""A strength label standing right after a sentence: nothing but space between."""
+_LEADING_LABEL = re.compile(
+    r"[\s*_(\[]*(?:[ABCDI]\s+(?:recommendation|statement)"
+    r"|(?:Strong|Moderate|Weak|Conditional)\s+Recommendation"
+    r"|(?:Strong|Weak)\s+(?:for|against))\b",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_NEGATED_NEGATIVE = re.compile(r"\A\s*(?:not\b|withhold)", re.IGNORECASE)
+"""What follows a negation and turns it round: "suggest not withholding", "against
+not ...": a recommendation for."""
+_IMPERATIVE_AGAINST = re.compile(
+    r"(?:\A|[,;:]\s+)(?:\d{1,3}[.)]\s+)?(?:do\s+not|don't|never|avoid)\b"
+    r"|\b(?:is|are)\s+not\s+recommended\b|\bshould\s+not\b",
+    re.IGNORECASE,
+)
+"""An imperative or passive recommendation against ("Do not use ...", "In X, do not
+administer ...", "... is not recommended")."""
 _VERB = re.compile(
     r"\b(?:we|the uspstf|uspstf|the task force|the work ?group|the (?:guideline )?panel)\s+"
     r"(?:(?:strongly|also|therefore|now)\s+)?"
@@ -51,9 +97,10 @@ class Recommendation:
 
     direction: Direction
     strength: Strength | None
-    """GRADE strength, a USPSTF grade, or None when the sentence names neither."""
+    """GRADE strength, a USPSTF grade, "EO" (expert opinion), or None when the
+    sentence names none."""
     phrase: str
-    """The words of the sentence the recommendation was read from."""
+    """The words of the sentence (or of its label) the recommendation was read from."""
 
     @property
     def lead(self) -> str:
@@ -63,24 +110,74 @@ class Recommendation:
             return f"Insufficient evidence to recommend for or against{grade}"
         if self.strength == "C":
             return "Recommends selectively (grade C)"
+        if self.strength == "EO":
+            return f"Recommends {self.direction} (expert opinion)"
         verb = "Suggests" if self.strength == "weak" else "Recommends"
         if self.strength is None:
             return f"{verb} {self.direction}"
-        graded = self.strength not in ("strong", "weak")
+        graded = self.strength not in ("strong", "moderate", "weak")
         shown = f"grade {self.strength}" if graded else self.strength
         return f"{verb} {self.direction} ({shown})"
 
 
-def read_recommendation(sentence: str) -> Recommendation | None:
-    """Return the recommendation a guideline sentence states, or None if it states none."""
+def label_end(section_text: str, end: int) -> int:
+    """Return where the strength label right after ``end`` ends (``end`` if none)."""
+    found = _AFTER.match(section_text, end, min(len(section_text), end + 200))
+    return found.end(1) if found else end
+
+
+def label_closing(passage: str) -> str:
+    """Return the strength label a passage ends with ("... eruption. (B recommendation)")."""
+    for start in (
+        m.start() for m in re.finditer(r"[(\[*]|\b(?:Strong|Weak)\b", passage)
+    ):
+        found = _AFTER.match(passage, start)
+        if found and not passage[found.end(1) :].strip(" *_"):
+            return " ".join(found.group(1).split())
+    return ""
+
+
+def read_recommendation(sentence: str, label: str = "") -> Recommendation | None:
+    """Return the recommendation a guideline sentence states, or None if it states none.
+
+    ``label`` is the strength label that stands right after the sentence in its
+    section (`label_closing`); it gives the strength only where the sentence names
+    none.
+    """
     text = " ".join(sentence.split())
-    if _DEFINITION.search(text):
+    if _DEFINITION.search(text) or _bare_label(text):
         return None
     if found := _INSUFFICIENT.search(text):
-        graded = "balance of benefits" in found.group(0).lower()
+        grade = _GRADE.search(f"{text} {label}")
+        graded = "balance of benefits" in found.group(0).lower() or (
+            grade is not None and "I" in grade.groups()
+        )
         return Recommendation(
             "neither", "I" if graded else "insufficient", found.group(0)
         )
+    read = _read(text)
+    if label and (read is None or read.strength is None):
+        labelled = _read(f"{text} {label}", label)
+        if labelled is not None and labelled.strength is not None:
+            return labelled
+    return read
+
+
+def _bare_label(text: str) -> bool:
+    """Tell whether a text is a strength label alone, or one cut at its line.
+
+    "( B recommendation )" or "( Moderate Recommendation, Low-" says how strongly,
+    not what is recommended.
+    """
+    whole = _AFTER.match(text)
+    if whole is not None and not text[whole.end(1) :].strip(" *_.;"):
+        return True
+    cut = _LEADING_LABEL.match(text)  # a label cut at its line
+    return cut is not None and len(_WORDS.findall(text[cut.end() :])) < 2
+
+
+def _read(text: str, label: str = "") -> Recommendation | None:
+    """Return the recommendation of a sentence (and its label) not of the "neither" set."""
     grade_match = _GRADE.search(text)
     grade = ""
     if grade_match is not None:
@@ -88,20 +185,28 @@ def read_recommendation(sentence: str) -> Recommendation | None:
     labels = {(m.group(1), m.group(2).lower()) for m in _LABEL.finditer(text)}
     if len(labels) > 1:
         return None  # "(Strong For, Weak For, Strong Against, ...)": the scale defined
-    if labels and (label := _LABEL.search(text)):
-        strength: Strength = "strong" if label.group(1) == "Strong" else "weak"
-        against = label.group(2).lower() == "against"
+    if labels and (found := _LABEL.search(text)):
+        strength: Strength = "strong" if found.group(1) == "Strong" else "weak"
+        against = found.group(2).lower() == "against"
         direction: Direction = "against" if against else "for"
-        return Recommendation(direction, strength, label.group(0))
+        return Recommendation(direction, strength, found.group(0))
     if selective := _SELECTIVE.search(text):
         return Recommendation("for", "C", selective.group(0))
     verb = _VERB.search(text)
     if verb is None:
-        # A grade alone ("(B recommendation)") states a recommendation of A, B or D.
-        if grade_match is None or grade not in ("A", "B", "D"):
+        if grade_match is not None:
+            # A grade alone ("(B recommendation)", "Offer ... [A]") is the USPSTF's:
+            # it names its direction; a C or I needs the sentence's words beside it.
+            if grade in ("A", "B", "D") or (grade == "I" and label):
+                return _graded(False, grade, grade_match.group(0))
+            if grade == "C" and label:
+                return Recommendation("for", "C", grade_match.group(0))
             return None
-        return _graded(False, grade, grade_match.group(0))
-    against = bool(verb.group(2))
+        return _imperative(text)
+    rest = text[verb.end() :]
+    # "recommends that clinicians avoid ..." stays "for": the guideline grades it so
+    # ("Strong For"), for the avoiding it names.
+    against = bool(verb.group(2)) and not _NEGATED_NEGATIVE.match(rest)
     if grade:
         return _graded(against, grade, verb.group(0))
     weak = verb.group(1).lower().startswith("suggest")
@@ -111,7 +216,35 @@ def read_recommendation(sentence: str) -> Recommendation | None:
     strength_read: Strength | None = (
         None if by_grade else ("weak" if weak else "strong")
     )
+    if by_grade and (graded := _GRADED_LABEL.search(text)):
+        strength_read = _strength(graded.group(1))
+    if by_grade and _EXPERT.search(text):
+        strength_read = "EO"
     return Recommendation("against" if against else "for", strength_read, verb.group(0))
+
+
+def _imperative(text: str) -> Recommendation | None:
+    """Return an imperative or passive sentence's recommendation: only with its label.
+
+    "Rapidly initiate treatment with parenteral opioids. (Strong Recommendation,
+    ...)" recommends; without the label, "Offer ..." or "should" may be any sentence.
+    """
+    graded = _GRADED_LABEL.search(text)
+    expert = _EXPERT.search(text)
+    if graded is None and expert is None:
+        return None
+    strength = _strength(graded.group(1)) if graded else "EO"
+    phrase = graded.group(0) if graded else expert.group(0) if expert else ""
+    against = _IMPERATIVE_AGAINST.search(text)
+    return Recommendation("against" if against else "for", strength, phrase)
+
+
+def _strength(word: str) -> Strength:
+    """Return the strength a label's word names ("Conditional" is GRADE's weak)."""
+    word = word.lower()
+    if word == "strong":
+        return "strong"
+    return "moderate" if word == "moderate" else "weak"
 
 
 def _graded(against: bool, grade: str, phrase: str) -> Recommendation:
@@ -128,7 +261,8 @@ def _graded(against: bool, grade: str, phrase: str) -> Recommendation:
 _ASKS = re.compile(
     r"\b(?:should|shall|ought|can|could|may|might|must)\b"
     r"|\b(?:is|are)\b[^?]*?\b(?:ok|okay|safe|fine|wise|worth|advisable|allowed|"
-    r"appropriate|helpful|useful|effective|recommended|a good idea)\b"
+    r"appropriate|helpful|useful|effective|recommended|a good idea|better|preferred|"
+    r"superior)\b"
     r"|\b(?:recommend\w*|suggest\w*|advis\w*|worth|good idea|role for|benefit)\b"
     r"|\b(?:do|does|did|will|would)\b[^?]*\b(?:help|work|prevent|reduce|improve|benefit)"
     r"|\bwhat about\b|\bhow about\b|\bscreen(?:ing)?\b.*\?",
