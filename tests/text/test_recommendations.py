@@ -294,3 +294,56 @@ def test_insufficient_evidence_in_other_words() -> None:
     ):
         found = read_recommendation(sentence)
         assert found is not None and found.direction == "neither", sentence
+
+
+def test_do_not_recommend() -> None:
+    # cpgQA p166, ngc-10628, VADoDHeadacheCPGFinal508: neither way.
+    for sentence in (
+        "We do not recommend for or against abuse deterrent formulations for LOT.",
+        "5. Given inconsistent evidence, the guideline panel does not recommend for or "
+        "against the routine administration of N-acetylcysteine (NAC) for CIN "
+        "prophylaxis.",
+        "Thus, with limited evidence comparing either IV metoclopramide or IV "
+        "prochlorperazine directly to placebo and concern for dystonic side effects, "
+        "the Work Group cannot recommend for or against the use of these agents for "
+        "headache in ER or inpatient-based settings.",
+    ):
+        found = read_recommendation(sentence)
+        assert found is not None and found.direction == "neither", sentence
+    # VADoDHypertensionCPG508Corrected792020 (its 2014 table grades it "Weak against").
+    found = read_recommendation(
+        "We do not suggest switching from hydrochlorothiazide to chlorthalidone or "
+        "indapamide if the patient is adequately controlled on and tolerating "
+        "hydrochlorothiazide."
+    )
+    assert found is not None and found.lead == "Suggests against (weak)"
+    # ngc (ovarian cancer screening): the USPSTF's "does not recommend", no grade.
+    found = read_recommendation(
+        "The USPSTF does not recommend routine screening for ovarian cancer using any "
+        "method."
+    )
+    assert found is not None and found.lead == "Recommends against"
+
+
+# The label after the sentence read where the sentence tells what to do, and only there.
+LABELLED_NONE = [
+    # ngc-10531: a caveat after the recommendation, the item's label after it.
+    (
+        "If baseline hemoglobin is 9 g/dL or higher, simple blood transfusion may not "
+        "be required.",
+        " ( **Weak Recommendation, Low-Quality Evidence** ) \n",
+    ),
+    # VADoDCOPDCPGFinal508: an evidence table's reference cell, the next row's label.
+    ("(69)\nAdditional References:\n(68)", "\n\nStrong against\n"),
+    # ngc-10628: an aside and a label, cut from the sentence they grade.
+    ("( _Carryover modified from the 2008 CPG_ ) ( **Weak For** )", " \n"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "after"), LABELLED_NONE)
+def test_no_lead_from_a_label_beside_no_recommendation(
+    sentence: str, after: str
+) -> None:
+    section = f"{sentence}{after}"
+    source = quote_text(section, 0, label_end(section, len(sentence)))
+    assert read_recommendation(sentence, label_closing(source)) is None

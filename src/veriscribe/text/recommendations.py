@@ -33,6 +33,7 @@ Strength = Literal[
 _INSUFFICIENT = re.compile(
     r"\binsufficient evidence (?:to (?:recommend|suggest) )?for or against\b"
     r"|\bevidence (?:is|was) insufficient to (?:recommend|suggest) for or against\b"
+    r"|\b(?:do|does|can)\s*not (?:recommend|suggest) for or against\b"
     r"|\bneither for nor against\b"
     r"|\bcurrent evidence is insufficient to assess the balance of benefits and harms\b",
     re.IGNORECASE,
@@ -67,9 +68,25 @@ _LEADING_LABEL = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"[^\W\d_]{2,}")
+_ASIDES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _NEGATED_NEGATIVE = re.compile(r"\A\s*(?:not\b|withhold)", re.IGNORECASE)
 """What follows a negation and turns it round: "suggest not withholding", "against
 not ...": a recommendation for."""
+_IMPERATIVE = re.compile(
+    r"(?:\A|,\s+)(?:\d{1,3}[.)]\s+|[-*•]\s+)?"
+    r"(?:(?:promptly|immediately|rapidly|gradually|routinely)\s+)?"
+    r"(?:do\s+not\s+|don't\s+|never\s+)?"
+    r"(?:offer|use|treat|perform|consider|assess|screen|manage|hospitalize|consult|"
+    r"provide|plan|initiate|start|stop|continue|discontinue|evaluate|reassess|engage|"
+    r"encourage|convey|reach|give|administer|transfuse|avoid|refer|prescribe|obtain|"
+    r"monitor|document|educate|counsel|maintain|calculate|measure|test|limit|address|"
+    r"include|ensure|apply|recommend|discuss|select|add|increase|reduce|delay)\b"
+    r"|\b(?:is|are)\s+(?:not\s+)?recommended\b",
+    re.IGNORECASE,
+)
+"""A sentence that tells what to do: an imperative opening it or its main clause ("In
+people with ACS, give ..."), or "is (not) recommended"."""
+_LACKING = re.compile(r"\binsufficient\b|\black(?:ing)?\b", re.IGNORECASE)
 _IMPERATIVE_AGAINST = re.compile(
     r"(?:\A|[,;:]\s+)(?:\d{1,3}[.)]\s+)?(?:do\s+not|don't|never|avoid)\b"
     r"|\b(?:is|are)\s+not\s+recommended\b|\bshould\s+not\b",
@@ -80,8 +97,9 @@ administer ...", "... is not recommended")."""
 _VERB = re.compile(
     r"\b(?:we|the uspstf|uspstf|the task force|the work ?group|the (?:guideline )?panel)\s+"
     r"(?:(?:strongly|also|therefore|now)\s+)?"
-    r"(recommends?|suggests?)\b"
-    r"(\s+(?:against|not)\b)?",
+    r"(?P<not>(?:do|does)\s+not\s+)?"
+    r"(?P<verb>recommends?|suggests?)\b"
+    r"(?P<against>\s+(?:against|not)\b)?",
     re.IGNORECASE,
 )
 _SELECTIVE = re.compile(r"\brecommends selectively offering\b", re.IGNORECASE)
@@ -156,7 +174,9 @@ def read_recommendation(sentence: str, label: str = "") -> Recommendation | None
             "neither", "I" if graded else "insufficient", found.group(0)
         )
     read = _read(text)
-    if label and (read is None or read.strength is None):
+    # A "Strong for" after a sentence may close a table row of other words (a
+    # reference list); a VA/DoD sentence names its strength by its verb anyway.
+    if label and not _LABEL.search(label) and (read is None or read.strength is None):
         labelled = _read(f"{text} {label}", label)
         if labelled is not None and labelled.strength is not None:
             return labelled
@@ -173,7 +193,11 @@ def _bare_label(text: str) -> bool:
     if whole is not None and not text[whole.end(1) :].strip(" *_.;"):
         return True
     cut = _LEADING_LABEL.match(text)  # a label cut at its line
-    return cut is not None and len(_WORDS.findall(text[cut.end() :])) < 2
+    if cut is not None and len(_WORDS.findall(text[cut.end() :])) < 2:
+        return True
+    # Only asides beside a label: "( _Carryover modified from the 2008 CPG_ ) (
+    # **Weak For** )", "(Any use of ... by a nephrologist.) ( **Weak Against** )".
+    return not _WORDS.search(_ASIDES.sub(" ", text))
 
 
 def _read(text: str, label: str = "") -> Recommendation | None:
@@ -195,21 +219,25 @@ def _read(text: str, label: str = "") -> Recommendation | None:
     verb = _VERB.search(text)
     if verb is None:
         if grade_match is not None:
-            # A grade alone ("(B recommendation)", "Offer ... [A]") is the USPSTF's:
-            # it names its direction; a C or I needs the sentence's words beside it.
-            if grade in ("A", "B", "D") or (grade == "I" and label):
-                return _graded(False, grade, grade_match.group(0))
-            if grade == "C" and label:
-                return Recommendation("for", "C", grade_match.group(0))
-            return None
+            # A grade beside an imperative ("Offer ... [A]") is the USPSTF's: it
+            # names its direction. An I grades a sentence of insufficient evidence.
+            if grade == "I":
+                if not _LACKING.search(text):
+                    return None
+            elif not _IMPERATIVE.search(text):
+                return None
+            return _graded(False, grade, grade_match.group(0))
         return _imperative(text)
     rest = text[verb.end() :]
     # "recommends that clinicians avoid ..." stays "for": the guideline grades it so
     # ("Strong For"), for the avoiding it names.
-    against = bool(verb.group(2)) and not _NEGATED_NEGATIVE.match(rest)
+    # "We do not suggest switching ...": graded "Weak against" by the guideline.
+    against = bool(verb.group("not")) or (
+        bool(verb.group("against")) and not _NEGATED_NEGATIVE.match(rest)
+    )
     if grade:
         return _graded(against, grade, verb.group(0))
-    weak = verb.group(1).lower().startswith("suggest")
+    weak = verb.group("verb").lower().startswith("suggest")
     # The USPSTF states strength by its grades; "we" and a work group or panel by
     # the verb (GRADE: "recommend" strong, "suggest" weak).
     by_grade = re.match(r"(?:the )?(?:uspstf|task force)", verb.group(0), re.IGNORECASE)
@@ -231,7 +259,7 @@ def _imperative(text: str) -> Recommendation | None:
     """
     graded = _GRADED_LABEL.search(text)
     expert = _EXPERT.search(text)
-    if graded is None and expert is None:
+    if (graded is None and expert is None) or not _IMPERATIVE.search(text):
         return None
     strength = _strength(graded.group(1)) if graded else "EO"
     phrase = graded.group(0) if graded else expert.group(0) if expert else ""
