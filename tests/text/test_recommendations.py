@@ -97,6 +97,20 @@ LEADS += [
         "increased risk for infection.",
         "Recommends for",
     ),
+    # ngc-10510 and ngc-11379: a C recommendation in so many words, its "( **C
+    # recommendation** )" at the end of the paragraph, sentences later.
+    (
+        "The USPSTF recommends that clinicians selectively offer screening for AAA in "
+        "men aged 65 to 75 years who have never smoked rather than routinely screening "
+        "all men in this group.",
+        "Recommends selectively (grade C)",
+    ),
+    (
+        "The USPSTF recommends that clinicians selectively offer counseling to adults "
+        "older than 24 years with fair skin types about minimizing their exposure to UV "
+        "radiation to reduce risk of skin cancer.",
+        "Recommends selectively (grade C)",
+    ),
 ]
 
 NONE = [

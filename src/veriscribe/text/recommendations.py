@@ -102,7 +102,11 @@ _VERB = re.compile(
     r"(?P<against>\s+(?:against|not)\b)?",
     re.IGNORECASE,
 )
-_SELECTIVE = re.compile(r"\brecommends selectively offering\b", re.IGNORECASE)
+_SELECTIVE = re.compile(
+    r"\brecommends (?:that (?:primary care )?clinicians )?selectively offer(?:ing)?\b",
+    re.IGNORECASE,
+)
+"""The USPSTF's words for a C recommendation, its grade often paragraphs later."""
 _DEFINITION = re.compile(
     r"\bthis (?:option|service)\b|\bthe service\b|…|\.\.\.|\bor [“\"]we (?:recommend|suggest)",
     re.IGNORECASE,
