@@ -271,12 +271,18 @@ def test_double_negatives_and_clauses() -> None:
         "confirmed COPD who have a cardiovascular indication for beta-blockers."
     )
     assert found is not None and found.lead == "Suggests for (weak)"
-    # ngc-10628: the avoiding is what is recommended, graded "( **Strong For** )".
+    # ngc-10628, graded "( **Strong For** )" for the avoiding: the lead is against
+    # the medications it names, what a reader asking about them needs to see.
     found = read_recommendation(
         "18. The guideline panel recommends that clinicians avoid or limit the use of "
         "nephrotoxic medications for patients with CKD."
     )
-    assert found is not None and found.lead == "Recommends for (strong)"
+    assert found is not None and found.lead == "Recommends against (strong)"
+    found = read_recommendation(
+        "The guideline panel recommends that clinicians avoid the use of "
+        "nephrotoxic medications. ( **Strong For** )"
+    )
+    assert found is not None and found.lead == "Recommends against (strong)"
     # VADoDHeadacheCPGFinal508: "should not withhold", a recommendation to treat.
     found = read_recommendation(
         "The Work Group suggests that providers should not withhold therapy when "

@@ -102,6 +102,13 @@ _VERB = re.compile(
     r"(?P<against>\s+(?:against|not)\b)?",
     re.IGNORECASE,
 )
+_AVOID = re.compile(
+    r"\s*(?:that\s+)?(?:(?:primary care\s+)?(?:clinicians|providers|physicians|"
+    r"patients|people|adults)\s+)?(?:should\s+)?(?:avoid|refrain from)\b",
+    re.IGNORECASE,
+)
+"""What follows "recommends" and turns it against what it names: "that clinicians
+avoid ..."."""
 _SELECTIVE = re.compile(
     r"\brecommends (?:that (?:primary care )?clinicians )?selectively offer(?:ing)?\b",
     re.IGNORECASE,
@@ -216,6 +223,8 @@ def _read(text: str, label: str = "") -> Recommendation | None:
     if labels and (found := _LABEL.search(text)):
         strength: Strength = "strong" if found.group(1) == "Strong" else "weak"
         against = found.group(2).lower() == "against"
+        if (verb := _VERB.search(text)) and _AVOID.match(text[verb.end() :]):
+            against = not against  # "recommends ... avoid ... (Strong For)"
         direction: Direction = "against" if against else "for"
         return Recommendation(direction, strength, found.group(0))
     if selective := _SELECTIVE.search(text):
@@ -233,11 +242,13 @@ def _read(text: str, label: str = "") -> Recommendation | None:
             return _graded(False, grade, grade_match.group(0))
         return _imperative(text)
     rest = text[verb.end() :]
-    # "recommends that clinicians avoid ..." stays "for": the guideline grades it so
-    # ("Strong For"), for the avoiding it names.
+    # "recommends that clinicians avoid ...": against what it names, which is what
+    # the reader asks about, though the guideline grades the avoiding "Strong For".
     # "We do not suggest switching ...": graded "Weak against" by the guideline.
-    against = bool(verb.group("not")) or (
-        bool(verb.group("against")) and not _NEGATED_NEGATIVE.match(rest)
+    against = (
+        bool(verb.group("not"))
+        or (bool(verb.group("against")) and not _NEGATED_NEGATIVE.match(rest))
+        or bool(_AVOID.match(rest))
     )
     if grade:
         return _graded(against, grade, verb.group(0))
