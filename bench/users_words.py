@@ -36,6 +36,7 @@ import pickle
 import re
 import statistics
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +49,17 @@ from not_found import (  # type: ignore[import-not-found]
     guideline_docs,
     read_jsonl,
 )
+from veriscribe.checks.verbatim import check_quote, is_compliant
 from veriscribe.metrics.gold import gold_recall
 from veriscribe.retrieval.minilm import minilm
 from veriscribe.text.recommendations import (
     Recommendation,
     asks_for_verdict,
+    label_closing,
+    label_end,
     read_recommendation,
 )
+from veriscribe.text.sentences import quote_text
 
 _SPACE = re.compile(r"\W+")
 
@@ -76,11 +81,28 @@ def folded(text: str) -> str:
     return _SPACE.sub(" ", text.lower()).strip()
 
 
-def verdict_lead(question: str, units: list[str]) -> Recommendation | None:
-    """Return the lead ``ask`` shows: the first answer sentence's recommendation."""
+def verdict_lead(
+    question: str, units: list[str], sections: Sequence[str] = ()
+) -> Recommendation | None:
+    """Return the lead ``ask`` shows: the first answer sentence's recommendation.
+
+    As ``ask`` does, the strength label that stands after the sentence in the first
+    section read that holds it ("(B recommendation)") is read with it.
+    """
     if not asks_for_verdict(question) or not units:
         return None
-    return read_recommendation(units[0])
+    return read_recommendation(units[0], _label(units[0], sections))
+
+
+def _label(quote: str, sections: Sequence[str]) -> str:
+    """Return the label ending the source the verbatim check shows for a quote."""
+    for text in sections:
+        result = check_quote(quote, text)
+        if is_compliant(result.tier) and (around := result.context_span or result.span):
+            return label_closing(
+                quote_text(text, around[0], label_end(text, around[1]))
+            )
+    return ""
 
 
 def lead_matches(lead: Recommendation, direction: str, strength: str | None) -> bool:
@@ -159,7 +181,8 @@ def main() -> None:
         )
         text = " ".join(units)
         if "direction" in item:
-            lead = verdict_lead(item["question"], units)
+            read_texts = [corpus.sections[key].text for key in keys]
+            lead = verdict_lead(item["question"], units, read_texts)
             expected = item["direction"]
             if expected == "none":
                 leads_wrong_none += lead is not None

@@ -520,11 +520,13 @@ class Lead(Result):
 
     direction: Literal["for", "against", "neither"]
     strength: str | None
-    """``strong``, ``weak``, ``insufficient``, a USPSTF grade (A-D, I), or None."""
+    """``strong``, ``moderate``, ``weak``, ``insufficient``, a USPSTF grade (A-D, I),
+    ``EO`` (expert opinion), or None."""
     text: str
     """The lead as shown, e.g. "Suggests against (weak)"."""
     phrase: str
-    """The quote's words it was read from."""
+    """The quote's words it was read from, or the strength label that follows them
+    in the citation's source ("( **B recommendation** )", "[A]")."""
 
 
 class NearestSection(Result):

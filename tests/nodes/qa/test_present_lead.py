@@ -1,11 +1,13 @@
-"""The verdict lead: read from a certified claim's compliant quote, and from no other;
-the answer's lead is its first claim's."""
+"""The verdict lead: read from a certified claim's compliant quote, and from no other
+(with the strength label shown after it); the answer's lead is its first claim's."""
 
 from __future__ import annotations
 
 from veriscribe.nodes.qa.present import answer_lead, claim_lead
 from veriscribe.nodes.qa.state import ClaimInfo, MarkedCitation
+from veriscribe.nodes.qa.verify import check_citations
 from veriscribe.results import Claim, Lead
+from veriscribe.store.corpora import SectionRow
 
 QUOTE = (
     "We suggest against initiating opioids (including tramadol) for pain associated "
@@ -90,3 +92,45 @@ def test_the_answer_leads_with_its_first_claim_only() -> None:
     # A question that asks for no verdict has none.
     assert answer_lead("What dose of tramadol is used?", [later]) is None
     assert answer_lead(question, []) is None
+
+
+# ngc-10359: the USPSTF grade stands after the sentence, on the same line.
+GRADED_SECTION = (
+    "The USPSTF recommends that primary care clinicians apply fluoride varnish to the "
+    "primary teeth of all infants and children starting at the age of primary tooth "
+    "eruption. ( **B recommendation** ) \n\n\nSee the Clinical Considerations section."
+)
+GRADED_QUOTE = GRADED_SECTION.split(" ( **")[0]
+
+
+def test_the_grade_after_the_quote_is_shown_in_its_source_and_read() -> None:
+    row = SectionRow(
+        doc_id="ngc-10359",
+        section_id="summary",
+        position=0,
+        number="",
+        title="Summary",
+        parent=None,
+        children=[],
+        level=1,
+        chars=len(GRADED_SECTION),
+        summary=None,
+        summary_source=None,
+        text=GRADED_SECTION,
+    )
+    marked = cited("unchecked", GRADED_QUOTE)
+    [checked] = check_citations(
+        [{**marked[0], "doc_id": "ngc-10359", "section_id": "summary"}],
+        {row.key: row},
+    )
+    assert checked["source"].endswith("eruption. ( **B recommendation** )")
+    lead = claim_lead(claim("certified"), {0: checked})
+    assert lead is not None
+    assert (lead.text, lead.direction, lead.strength) == (
+        "Recommends for (grade B)",
+        "for",
+        "B",
+    )
+    # Without the label shown, the quote alone names no grade.
+    bare = claim_lead(claim("certified"), cited("exact", GRADED_QUOTE))
+    assert bare is not None and bare.text == "Recommends for"

@@ -49,7 +49,11 @@ from veriscribe.results import (
     Retrieval,
     Tier,
 )
-from veriscribe.text.recommendations import asks_for_verdict, read_recommendation
+from veriscribe.text.recommendations import (
+    asks_for_verdict,
+    label_closing,
+    read_recommendation,
+)
 from veriscribe.text.sentences import Sentence
 
 _SPACED_MARKER = re.compile(r"[ \t]*" + MARKER_RE.pattern, re.DOTALL)
@@ -211,6 +215,10 @@ def _shown(citation: MarkedCitation, number: int) -> ClaimCitation:
 def claim_lead(claim: ClaimInfo, by_index: Mapping[int, MarkedCitation]) -> Lead | None:
     """Return what a certified claim's quote recommends, read from its words.
 
+    A strength label that stands right after the quote's sentence ("(B
+    recommendation)", "[A]") is read with it: the verbatim check shows it at the end
+    of the citation's source.
+
     Only a certified claim has a lead: it is the quote's own recommendation, so it is
     shown only where the checks proved the quote says the claim.
     """
@@ -220,7 +228,9 @@ def claim_lead(claim: ClaimInfo, by_index: Mapping[int, MarkedCitation]) -> Lead
         citation = by_index[index]
         if not is_compliant(citation["tier"]):
             continue
-        found = read_recommendation(citation["quote"])
+        found = read_recommendation(
+            citation["quote"], label_closing(citation["source"])
+        )
         if found is not None:
             return Lead(
                 direction=found.direction,

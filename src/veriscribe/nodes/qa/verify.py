@@ -22,6 +22,7 @@ from veriscribe.nodes.qa.state import (
 )
 from veriscribe.results import ClaimStatus
 from veriscribe.store.corpora import SectionRow
+from veriscribe.text.recommendations import label_end
 from veriscribe.text.sentences import Sentence, quote_text
 
 
@@ -35,7 +36,9 @@ def check_citations(
         result = check_quote(citation["quote"], row.text if row else None)
         source = ""
         if row is not None and (around := result.context_span or result.span):
-            source = quote_text(row.text, *around)
+            # A strength label right after the sentence ("(B recommendation)", "[A]")
+            # is shown with it: the verdict lead reads it there.
+            source = quote_text(row.text, around[0], label_end(row.text, around[1]))
         checked.append(
             MarkedCitation(
                 **{
