@@ -195,7 +195,7 @@ def conclusion_score(sentence: str) -> float:
     score += 3.0 * bool(
         _CONCLUDING_OPENER.search(sentence) or _CONCLUDE.search(sentence)
     )
-    score += 1.5 * bool(_OWN_WORK.search(sentence))
+    score += 3.0 * bool(_OWN_WORK.search(sentence))
     score += min(2, len(_IMPLICATION.findall(sentence)))
     if not score:
         return 0.0
