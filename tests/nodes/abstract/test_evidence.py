@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from veriscribe.documents.articles import Paragraph
 from veriscribe.checks.support import terms
+from veriscribe.documents.articles import Paragraph
 from veriscribe.nodes.abstract.evidence import (
-    _names_unshown,
     MAX_METHODS,
     READING_ORDER,
     SentenceRecord,
+    _names_unshown,
     align,
     article_units,
     certify,
