@@ -507,6 +507,51 @@ def _finding(
     return found
 
 
+_RESTATES = re.compile(
+    r"^(?:(?:In|Here,?) (?:this|the present|our|the current) (?:[\w-]+ )?"
+    r"(?:study|work|analysis|trial|report),?\s+)?(?:we (?:have )?(?:found|showed|show|"
+    r"observed|demonstrated?|identified)|(?:this|the present|our|the current) "
+    r"(?:[\w-]+ )?(?:study|work|analysis|trial|results|findings|data) "
+    r"(?:has |have )?(?:showed|shown|shows|show|demonstrated?|revealed?|indicated?))"
+    r" that\b",
+    re.IGNORECASE,
+)
+
+
+def _restatement(
+    units: Sequence[Unit],
+    paragraphs: Sequence[Paragraph],
+    title: frozenset[str],
+    shown: set[str],
+) -> SentenceRecord | None:
+    """Return the Discussion's opening restatement of the main finding, if new.
+
+    "This study showed that leukocyte mtDNA copy number was positively correlated
+    with ...": where authors say in one sentence what they found, most often
+    without the numbers a Results sentence carries. From the first paragraph of
+    the Discussion (or Conclusions) only, and only when no shown sentence says it.
+    """
+    closing = sorted({u.paragraph for u in units if u.role == "conclusions"})
+    opening = [
+        unit
+        for unit in units
+        if closing
+        and unit.paragraph == closing[0]
+        and _RESTATES.match(unit.text)
+        and not is_aside(unit.text)
+    ]
+    found = _best(
+        [(1.0, position, unit) for position, unit in enumerate(opening[:1])],
+        paragraphs,
+        CONCLUSION_WORDS,
+        shown,
+        title,
+    )
+    if found is not None:
+        found["role"] = "results"
+    return found
+
+
 def _covered(record: SentenceRecord, shown: set[str], title: frozenset[str]) -> bool:
     """Tell whether a shown sentence already states what ``record`` states."""
     own = terms(record["text"]).words - title
@@ -700,6 +745,10 @@ def certify(
         # the results.
         _insert(records, main, before="results")
         shown.add(main["text"])
+    restated = _restatement(units, paragraphs, terms(title).words, shown)
+    if restated is not None:
+        _insert(records, restated)
+        shown.add(restated["text"])
     if not any(states_conclusion(r) for r in kept):
         added = _conclusion(units, paragraphs, terms(title).words, shown)
         if added is not None:
