@@ -84,3 +84,24 @@ def test_a_finding_that_points_back_counts_less() -> None:
 def test_an_example_of_a_finding_counts_less_than_the_finding() -> None:
     finding = "8 of 20 jurisdictions (40.0%) with a campaign had adopted an ordinance."
     assert finding_score(f"For example, {finding}") < finding_score(finding)
+
+
+def test_a_result_given_also_counts_less_than_the_main_one() -> None:
+    # pone.0058242: the stage misclassification is the result; severe renal failure
+    # "was also improved" beside it. "..., and was also associated" goes on with the
+    # main one and is not marked down.
+    main = (
+        "The six-variable GABP network improved the CKD stage misclassification rate "
+        "(32.4% vs. a range from 47.3% to 53.3%, P<0.001 for all)."
+    )
+    beside = (
+        "The misclassification rate for the diagnosis of severe renal failure "
+        "(GFR <15 ml/min/1.73 m2) was also improved (11.3% vs. a range from 16.7% to "
+        "17.1%, P<0.01 for all) with the six-variable GABP network."
+    )
+    assert finding_score(main) > finding_score(beside)
+    going_on = (
+        "Rs8065345 was significantly associated with a 0.25 SD (95%CI 0.10, 0.41) "
+        "increase in BMD and was also associated with increased cortical area."
+    )
+    assert finding_score(going_on) == finding_score(going_on.replace(" also", ""))

@@ -109,6 +109,8 @@ _ANAPHORA = re.compile(
     r"For instance|Of these|Of those)\b|"
     r"\b(?:this|that|the same) (?:finding|result|effect|association|difference)\b"
 )
+_SECONDARY = re.compile(r"\b(?:also|additionally|likewise|similarly)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;]|\band\b")
 _CONTRAST_OPENER = re.compile(r"^(?:However|But|Although|Despite|Nevertheless)\b")
 
 
@@ -178,6 +180,10 @@ def finding_score(sentence: str) -> float:
     # "The corresponding risk ratio for this finding was 3.6": read alone, it
     # points at a sentence the abstract does not have.
     score -= 2.0 * bool(_ANAPHORA.search(sentence))
+    # "The rate ... was also improved": a result beside the main one (not "...,
+    # and was also associated with ...", the main one going on).
+    also = _SECONDARY.search(sentence)
+    score -= 1.5 * bool(also and not _CLAUSE.search(sentence[: also.start()]))
     score -= 2.0 * bool(_CITED.search(sentence) or _ASIDE.search(sentence))
     return max(score, 0.0)
 
@@ -195,7 +201,7 @@ def conclusion_score(sentence: str) -> float:
     score += 3.0 * bool(
         _CONCLUDING_OPENER.search(sentence) or _CONCLUDE.search(sentence)
     )
-    score += 1.5 * bool(_OWN_WORK.search(sentence))
+    score += 3.0 * bool(_OWN_WORK.search(sentence))
     score += min(2, len(_IMPLICATION.findall(sentence)))
     if not score:
         return 0.0

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from veriscribe.checks.support import terms
 from veriscribe.documents.articles import Paragraph
 from veriscribe.nodes.abstract.evidence import (
     MAX_METHODS,
     READING_ORDER,
     SentenceRecord,
+    _names_unshown,
     align,
     article_units,
     certify,
@@ -238,14 +240,17 @@ def test_a_methods_section_is_methods_whatever_its_label() -> None:
     assert {u.role for u in units if u.paragraph == 2} == {"methods"}
 
 
-def test_the_conclusion_comes_from_the_conclusions_section_not_earlier_work() -> None:
+def test_the_conclusion_is_the_authors_own_not_earlier_work() -> None:
+    # The Discussion's opening sentence on the authors' own data outranks both the
+    # Conclusions section's report of earlier surveys and its restated finding.
     records = lab(["A novel retrovirus was reported in patients with chronic fatigue."])
     added = [r for r in records if r["origin"] == "article"]
     assert added[-1]["role"] == "conclusions"
     assert added[-1]["text"] == (
-        "The retrovirus was not detected in any patient with chronic fatigue syndrome."
+        "Based on our data, the retrovirus is unlikely to be a cause of chronic "
+        "fatigue syndrome in this population."
     )
-    assert added[-1]["evidence"][0]["section"] == "Conclusions"
+    assert not any("Earlier surveys" in r["text"] for r in records)
 
 
 def test_a_limitation_is_no_conclusion_and_the_authors_one_is_added() -> None:
@@ -259,7 +264,7 @@ def test_a_limitation_is_no_conclusion_and_the_authors_one_is_added() -> None:
     assert limitation["role"] == "conclusions"
     assert limitation["status"] == "certified"
     assert records[-1]["origin"] == "article"
-    assert records[-1]["evidence"][0]["section"] == "Conclusions"
+    assert records[-1]["text"].startswith("Based on our data")
 
 
 def test_the_models_finding_and_conclusion_outlast_procedure_when_too_long() -> None:
@@ -498,3 +503,82 @@ def test_a_sentence_pointing_back_to_one_not_shown_is_dropped() -> None:
     assert by_text["mechanisms"]["reason"].startswith("context: 'These mechanisms'")
     # "This cohort" follows the sentence it points back to: it stays.
     assert by_text["cohort"]["status"] == "certified"
+
+
+TELOMERE = [
+    Paragraph(
+        "Introduction",
+        "Mitochondria and telomeres are essential for maintaining cell functions. "
+        "The purpose of the present study was to determine the relationship between "
+        "mtDNA copy number and telomere length in elderly women.",
+        ("Introduction",),
+    ),
+    Paragraph(
+        "Methods",
+        "In this cross-sectional study, we included 129 women over the age of 60 years.",
+        ("Methods",),
+    ),
+    Paragraph(
+        "Results",
+        "Leukocyte mtDNA copy number was positively associated with MMSE score "
+        "(r=0.06, p=0.02). Leukocyte mtDNA copy number was negatively correlated "
+        "with depression score (r=-0.17, p=0.04).",
+        ("Results",),
+    ),
+    Paragraph(
+        "Results",
+        "Telomere length was independently associated with mtDNA copy number in the "
+        "multivariate model (beta=0.253, p<0.001).",
+        ("Results",),
+    ),
+    Paragraph(
+        "Discussion",
+        "In this study, telomere length was associated with mtDNA copy number "
+        "independently of other factors. Our findings suggest that telomere function "
+        "may influence mitochondrial function in humans.",
+        ("Discussion",),
+    ),
+]
+TELOMERE_TITLE = "Mitochondrial DNA copy number and telomere length in elderly women"
+
+
+def test_the_main_finding_leads_when_the_models_findings_are_secondary() -> None:
+    # The model gave two side results with their numbers; the article's main one
+    # (about the title's subject, restated where the Discussion opens) is added
+    # before them, though it comes later in the Results.
+    records = certify(
+        [
+            "Leukocyte mtDNA copy number was positively associated with MMSE score "
+            "(r=0.06, p=0.02).",
+            "Leukocyte mtDNA copy number was negatively correlated with depression "
+            "score (r=-0.17, p=0.04).",
+        ],
+        TELOMERE,
+        ["background", "methods", "results", "results", "conclusions"],
+        TELOMERE_TITLE,
+        0,
+    )
+    results = [r for r in records if r["role"] == "results"]
+    assert results[0]["origin"] == "article"
+    assert results[0]["text"].startswith("Telomere length was independently")
+    assert [r["status"] for r in results] == ["certified"] * 3
+
+
+def test_a_sentence_naming_these_things_nothing_shown_says_is_dropped() -> None:
+    records = certify(
+        [
+            "The purpose of the present study was to determine the relationship "
+            "between mtDNA copy number and telomere length in elderly women.",
+            "Mitochondria and telomeres are essential for maintaining cell functions.",
+        ],
+        TELOMERE,
+        ["background", "methods", "results", "results", "conclusions"],
+        TELOMERE_TITLE,
+        0,
+    )
+    assert all(r["status"] != "dropped" for r in records)
+    text = "The consequence of these case definitions is a biased estimate."
+    assert _names_unshown(text, frozenset()) == "these case definitions"
+    assert not _names_unshown(text, terms("Two case definitions were used.").words)
+    assert not _names_unshown("Our results support these findings.", frozenset())
+    assert not _names_unshown("Drugs such as aspirin were excluded.", frozenset())

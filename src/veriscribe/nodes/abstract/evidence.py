@@ -138,6 +138,10 @@ OBJECTIVE_WORDS = (8, 50)
 """The length in words of an article sentence added as the objective."""
 EXTRA_FINDINGS = 2
 """Results findings added beyond :data:`MAIN_FINDINGS` when an abstract is short."""
+TITLE_WEIGHT = 5.0
+"""A finding's score for holding all of the title's content words (in proportion)."""
+RESTATED_WEIGHT = 4.0
+"""A finding's score for having all its words again in the Discussion's opening."""
 FINDING_WORDS = (10, 45)
 """The length in words of a Results sentence added as the finding."""
 CONCLUSION_WORDS = (8, 45)
@@ -441,9 +445,11 @@ def _best(
     """Return the best-scored unit, as the article states it, that fits and is new.
 
     New: not shown yet, and not half made of the content words of a shown sentence
-    (the title's words aside: every sentence may name the subject).
+    (the title's words aside: every sentence may name the subject). Read alone: it
+    neither opens by pointing back nor names "these ..." that nothing shown says.
     """
     said = [terms(text).words - title for text in shown]
+    known = title.union(*said)
     for _, _, unit in sorted(scored, key=lambda item: (-item[0], item[1])):
         record = _article_record(unit, paragraphs)
         if (
@@ -451,6 +457,7 @@ def _best(
             or not _fits(record["text"], size)
             or not _whole(unit.text, record["text"])
             or _leans_back(record["text"], unit.role)
+            or _names_unshown(record["text"], known)
         ):
             continue
         own = unit.words - title
@@ -468,13 +475,19 @@ def _finding(
 ) -> SentenceRecord | None:
     """Return the Results sentence that best states a finding with a number.
 
-    Ranked by :func:`veriscribe.text.findings.finding_score`, then by the words it
-    shares with the title (the main finding is about what the article is about) and
-    by how early its paragraph comes in the Results (the main finding is reported
-    first).
+    Ranked by :func:`veriscribe.text.findings.finding_score`, then by what it is
+    about: the share of the title's content words it holds (the main finding is
+    about what the article is about) and the share of its own words that the
+    Discussion's opening paragraph repeats (where authors restate their main
+    result), and by how early its paragraph comes in the Results (the main finding
+    is reported first).
     """
     results = [u for u in units if u.role == "results"] or _middle(units)
     order = {p: rank for rank, p in enumerate(sorted({u.paragraph for u in results}))}
+    closing = sorted({u.paragraph for u in units if u.role == "conclusions"})
+    restated = frozenset[str]().union(
+        *(u.words for u in units if closing and u.paragraph == closing[0])
+    )
     scored = []
     for position, unit in enumerate(results):
         text = strip_pointers(unit.text)[0]
@@ -483,13 +496,68 @@ def _finding(
         score = finding_score(text)
         if score <= 0:
             continue
-        score += 0.5 * min(3, len(unit.words & title))
+        own = unit.words - title
+        score += TITLE_WEIGHT * len(unit.words & title) / max(1, len(title))
+        score += RESTATED_WEIGHT * len(own & restated) / max(1, len(own))
         score -= 0.25 * min(4, order[unit.paragraph])
         scored.append((score, position, unit))
     found = _best(scored, paragraphs, FINDING_WORDS, shown, title)
     if found is not None:
         found["role"] = "results"
     return found
+
+
+_RESTATES = re.compile(
+    r"^(?:(?:In|Here,?) (?:this|the present|our|the current) (?:[\w-]+ )?"
+    r"(?:study|work|analysis|trial|report),?\s+)?(?:we (?:have )?(?:found|showed|show|"
+    r"observed|demonstrated?|identified)|(?:this|the present|our|the current) "
+    r"(?:[\w-]+ )?(?:study|work|analysis|trial|results|findings|data) "
+    r"(?:has |have )?(?:showed|shown|shows|show|demonstrated?|revealed?|indicated?))"
+    r" that\b",
+    re.IGNORECASE,
+)
+
+
+def _restatement(
+    units: Sequence[Unit],
+    paragraphs: Sequence[Paragraph],
+    title: frozenset[str],
+    shown: set[str],
+) -> SentenceRecord | None:
+    """Return the Discussion's opening restatement of the main finding, if new.
+
+    "This study showed that leukocyte mtDNA copy number was positively correlated
+    with ...": where authors say in one sentence what they found, most often
+    without the numbers a Results sentence carries. From the first paragraph of
+    the Discussion (or Conclusions) only, and only when no shown sentence says it.
+    """
+    closing = sorted({u.paragraph for u in units if u.role == "conclusions"})
+    opening = [
+        unit
+        for unit in units
+        if closing
+        and unit.paragraph == closing[0]
+        and _RESTATES.match(unit.text)
+        and not is_aside(unit.text)
+    ]
+    found = _best(
+        [(1.0, position, unit) for position, unit in enumerate(opening[:1])],
+        paragraphs,
+        CONCLUSION_WORDS,
+        shown,
+        title,
+    )
+    if found is not None:
+        found["role"] = "results"
+    return found
+
+
+def _covered(record: SentenceRecord, shown: set[str], title: frozenset[str]) -> bool:
+    """Tell whether a shown sentence already states what ``record`` states."""
+    own = terms(record["text"]).words - title
+    return record["text"] in shown or any(
+        len(own & (terms(text).words - title)) > REDUNDANT * len(own) for text in shown
+    )
 
 
 def _middle(units: Sequence[Unit]) -> list[Unit]:
@@ -535,8 +603,9 @@ def _conclusion(
             score += 2.0 + 1.0 * (opening[unit.section] is unit)
         if score <= 0:
             continue
-        score += 1.5 * (unit.paragraph == order[-1])
-        score += 0.5 * (unit.paragraph in order[-2:-1] or unit.paragraph == order[0])
+        # The closing paragraph concludes; the opening one restates what was found.
+        score += 1.5 * (unit.paragraph in (order[-1], order[0]))
+        score += 0.5 * (unit.paragraph in order[-2:-1])
         scored.append((score, position, unit))
     return _best(scored, paragraphs, CONCLUSION_WORDS, shown, title)
 
@@ -662,7 +731,7 @@ def certify(
         shown.add(repaired)
     # What a sentence left pointing back at nothing said stands for is no finding
     # or conclusion of this abstract: the article's own is added in its place.
-    records = _without_dangling(in_reading_order(records))
+    records = _without_dangling(in_reading_order(records), title)
     kept = [r for r in records if r["status"] != "dropped"]
     for _ in range(MAIN_FINDINGS - sum(states_finding(r, numbers) for r in kept)):
         added = _finding(units, paragraphs, numbers, terms(title).words, shown)
@@ -670,6 +739,16 @@ def certify(
             break
         _insert(records, added)
         shown.add(added["text"])
+    main = _finding(units, paragraphs, numbers, terms(title).words, set())
+    if main is not None and not _covered(main, shown, terms(title).words):
+        # The model's findings are secondary ones: the article's main one leads
+        # the results.
+        _insert(records, main, before="results")
+        shown.add(main["text"])
+    restated = _restatement(units, paragraphs, terms(title).words, shown)
+    if restated is not None:
+        _insert(records, restated)
+        shown.add(restated["text"])
     if not any(states_conclusion(r) for r in kept):
         added = _conclusion(units, paragraphs, terms(title).words, shown)
         if added is not None:
@@ -685,13 +764,13 @@ def certify(
         low, high = (round(words * (1 + m)) for m in (-LENGTH_MARGIN, LENGTH_MARGIN))
         _fill(records, low, high, units, paragraphs, numbers, title, shown, held)
         _trim(records, high, numbers)
-    return _without_dangling(in_reading_order(records))
+    return _without_dangling(in_reading_order(records), title)
 
 
 _POINTS_BACK = re.compile(
     r"^(?:This|These|Those|Such|Both these|Both|It|They|The same|Of these|Of those)"
-    r"\b(?!\s+(?:study|studies|work|paper|article|investigation|report|review|"
-    r"analysis|trial|survey|cohort)\b)"
+    r"\b(?!\s+(?:[\w-]+\s+)?(?:study|studies|work|paper|article|investigation|"
+    r"report|review|(?:re-?|meta-)?analysis|simulation|trial|survey|cohort)\b)"
 )
 _OWN_RESULTS = re.compile(
     r"^(?:This|These) (?:findings?|results?|data|observations?)\b"
@@ -705,20 +784,45 @@ def _leans_back(text: str, role: str) -> bool:
     )
 
 
-def _without_dangling(records: list[SentenceRecord]) -> list[SentenceRecord]:
+_THESE = re.compile(
+    r"(?<!^)\b(?:these|such(?:\s+an?)?)\s+(?!as\b|that\b)([\w-]+)(?:\s+([\w-]+))?"
+)
+_OWN_WORK_NOUNS = frozenset(terms("findings results data observations study").words)
+
+
+def _names_unshown(text: str, said: frozenset[str]) -> str:
+    """Return the "these ..." of a sentence that names what no earlier sentence says.
+
+    "The consequence of these case definitions is ...": read after sentences that
+    never define a case, it points at nothing. ``said`` holds the content words of
+    the sentences shown before it; "these findings" (the work's own) always reads.
+    """
+    for match in _THESE.finditer(text):
+        named = terms(" ".join(w for w in match.groups() if w)).words
+        if named and not named & (said | _OWN_WORK_NOUNS):
+            return match.group(0)
+    return ""
+
+
+def _without_dangling(
+    records: list[SentenceRecord], title: str = ""
+) -> list[SentenceRecord]:
     """Drop a sentence that points back to one the abstract does not show.
 
     "These mechanisms include ...", "Both these published analyses ...", "This
     process ..." read as garbled when the sentence before them in the abstract is
     not the one they point back to: kept only when that sentence is drawn from the
     same paragraph of the article or the one before it. "This study" names the
-    article itself, and a conclusion's "These findings" its results: both stay.
+    article itself, and a conclusion's "These findings" its results: both stay. So
+    does a sentence naming "these ..." in its course (see :func:`_names_unshown`).
     """
     previous: SentenceRecord | None = None
+    said = terms(title).words
     for i, record in enumerate(records):
         if record["status"] == "dropped":
             continue
-        if _leans_back(record["text"], record["role"]):
+        unshown = _names_unshown(record["text"], said)
+        if _leans_back(record["text"], record["role"]) or unshown:
             here = record["evidence"][0]["paragraph"] if record["evidence"] else -9
             before = (
                 previous["evidence"][0]["paragraph"]
@@ -726,7 +830,7 @@ def _without_dangling(records: list[SentenceRecord]) -> list[SentenceRecord]:
                 else -9
             )
             if previous is None or not 0 <= here - before <= 1:
-                opener = " ".join(record["text"].split()[:2])
+                opener = unshown or " ".join(record["text"].split()[:2])
                 records[i] = record | {
                     "status": "dropped",
                     "reason": record["reason"]
@@ -734,6 +838,7 @@ def _without_dangling(records: list[SentenceRecord]) -> list[SentenceRecord]:
                 }
                 continue
         previous = record
+        said |= terms(record["text"]).words
     return records
 
 
@@ -803,12 +908,17 @@ def _article_record(unit: Unit, paragraphs: Sequence[Paragraph]) -> SentenceReco
     return _record(text, "certified", [unit], origin="article")
 
 
-def _insert(records: list[SentenceRecord], record: SentenceRecord) -> None:
-    """Place a sentence before the first shown one about the conclusions, else last."""
+def _insert(
+    records: list[SentenceRecord], record: SentenceRecord, before: str = "conclusions"
+) -> None:
+    """Place a sentence before the first shown one of the role ``before``, else last."""
     for i, other in enumerate(records):
-        if other["status"] != "dropped" and other["role"] == "conclusions":
+        if other["status"] != "dropped" and other["role"] == before:
             records.insert(i, record)
             return
+    if before != "conclusions":
+        _insert(records, record)
+        return
     records.append(record)
 
 
