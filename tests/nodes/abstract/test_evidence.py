@@ -582,3 +582,21 @@ def test_a_sentence_naming_these_things_nothing_shown_says_is_dropped() -> None:
     assert not _names_unshown(text, terms("Two case definitions were used.").words)
     assert not _names_unshown("Our results support these findings.", frozenset())
     assert not _names_unshown("Drugs such as aspirin were excluded.", frozenset())
+
+
+def test_a_range_made_of_two_of_the_articles_numbers_is_not_certified() -> None:
+    # pone.0058242 on the 1.5B model: each number is the article's, the range is not.
+    evidence = (
+        "Both the slope and the intercept of the regression line were improved "
+        "(slope, −0.15 vs. a range from 0.34 to 0.53; intercept, 5.88 vs. a range "
+        "from −14.79 to −21.54)."
+    )
+    reason = evidence_check(
+        "The intercepts ranged from 5.88 to −21.54.", [evidence], frozenset()
+    )
+    assert reason == "numbers: the article gives no range from 5.88 to -21.54"
+    assert not evidence_check(
+        "The slope improved, against a range from 0.34 to 0.53.",
+        [evidence],
+        frozenset(),
+    )

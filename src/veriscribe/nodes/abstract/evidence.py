@@ -291,6 +291,32 @@ def align(sentence: str, units: Sequence[Unit]) -> list[Unit]:
     return [best]
 
 
+_RANGE = re.compile(
+    r"\bfrom\s+(?P<low>[-−]?\d+(?:\.\d+)?)(?P<between>(?:\s+(?!from\b|to\b)\S+){0,3}?)"
+    r"\s+to\s+(?P<high>[-−]?\d+(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+
+
+def _ranges(text: str) -> set[tuple[str, str]]:
+    return {
+        (m.group("low").replace("−", "-"), m.group("high").replace("−", "-"))
+        for m in _RANGE.finditer(text)
+    }
+
+
+def _unpaired_range(sentence: str, source: str) -> str:
+    """Return a range "from X to Y" of the sentence that its source never gives.
+
+    "intercepts ranging from 5.88 to −21.54" built from "intercept, 5.88 vs. a
+    range from −14.79 to −21.54": both numbers are the article's, the range is not.
+    """
+    given = _ranges(source)
+    for low, high in _ranges(sentence) - given:
+        return f"from {low} to {high}"
+    return ""
+
+
 def evidence_check(
     sentence: str, evidence: Sequence[str], allowed: frozenset[str]
 ) -> str:
@@ -304,6 +330,9 @@ def evidence_check(
     guard = certification_guard(sentence, source)
     if guard is not None:
         return f"polarity: {guard}"
+    unpaired = _unpaired_range(sentence, source)
+    if unpaired:
+        return f"numbers: the article gives no range {unpaired}"
     lower = source.lower()
     for match in _CAPITAL.finditer(sentence):
         if match.group(0).lower() not in lower:
