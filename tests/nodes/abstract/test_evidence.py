@@ -596,7 +596,7 @@ def test_a_range_made_of_two_of_the_articles_numbers_is_not_certified() -> None:
     )
     assert reason == "numbers: the article gives no range from 5.88 to -21.54"
     assert not evidence_check(
-        "The slope improved, against a range from 0.34 to 0.53.",
+        "The slope was improved (−0.15 vs. a range from 0.34 to 0.53).",
         [evidence],
         frozenset(),
     )
