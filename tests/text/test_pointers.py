@@ -6,8 +6,10 @@ import pytest
 
 from veriscribe.text.pointers import (
     display_sentences,
+    numbered_citations,
     pointer_count,
     points_to_display,
+    strip_numbered_citations,
     strip_pointers,
 )
 
@@ -92,3 +94,22 @@ def test_a_parenthesis_of_words_about_a_figure_goes_but_one_with_data_stays() ->
     kept = "Failures fell (11.3% vs 16.7%, P<0.01 in Table 7)."
     assert strip_pointers(kept)[0] == kept
     assert points_to_display(kept)
+
+
+def test_numbered_citations_are_cut_in_an_article_that_cites_by_number() -> None:
+    article = " ".join(f"Claim {n} was made before ({n})." for n in range(1, 6))
+    assert numbered_citations(article)
+    assert not numbered_citations("The 12 sites (12) and the 4 clinics (4) took part.")
+    assert (
+        strip_numbered_citations(
+            "Stroke is more common in the 'Stroke Belt' states (SBS) (5–7)."
+        )
+        == "Stroke is more common in the 'Stroke Belt' states (SBS)."
+    )
+    assert (
+        strip_numbered_citations("A response rate of 43.4% (15), resulting in ...")
+        == "A response rate of 43.4%, resulting in ..."
+    )
+    # Not a reference number: a count with words, and a P value's spacing stays.
+    kept = "Bans rose (P < .001) in 12 of 20 sites (12 of 20)."
+    assert strip_numbered_citations(kept) == kept

@@ -18,8 +18,10 @@ from veriscribe.text.sentences import sentences_of
 
 __all__ = [
     "display_sentences",
+    "numbered_citations",
     "pointer_count",
     "points_to_display",
+    "strip_numbered_citations",
     "strip_pointers",
 ]
 
@@ -56,6 +58,11 @@ _LEADING = re.compile(
     rf"|As\s+{_DISPLAY}\s+(?:shows?|illustrates?|indicates?)),\s*"
 )
 _MENTION = re.compile(rf"\b{_DISPLAY}\b")
+# "(12)", "(1,6)", "(5\u20137)", "(21, 22)": a reference number, in an article that
+# cites by number in parentheses (see `numbered_citations`).
+_NUMBERED = re.compile(r"\s*\((?:\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*)\)(?=[\s.,;:]|$)")
+NUMBERED_STYLE = 5
+"""Distinct "(n)" markers from which an article is read as citing by number."""
 _PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?)])")
 _DOUBLE_PUNCT = re.compile(r"([,;])(?=[.,;:!?])")
@@ -90,6 +97,23 @@ def strip_pointers(sentence: str) -> tuple[str, int]:
     if removed:
         text = _DOUBLE_PUNCT.sub("", _SPACE_BEFORE_PUNCT.sub(r"\1", text)).strip()
     return text, removed
+
+
+def numbered_citations(article: str) -> bool:
+    """Tell whether an article cites its references by number in parentheses.
+
+    "... in the southeastern US (5\u20137).": at least :data:`NUMBERED_STYLE`
+    distinct such markers. Elsewhere "(12)" may be a count, and stays.
+    """
+    return len(set(m.group(0).strip() for m in _NUMBERED.finditer(article))) >= (
+        NUMBERED_STYLE
+    )
+
+
+def strip_numbered_citations(sentence: str) -> str:
+    """Remove "(12)"-style reference numbers from a sentence of such an article."""
+    text, count = _NUMBERED.subn("", sentence)
+    return text.strip() if count else sentence
 
 
 def points_to_display(sentence: str) -> bool:

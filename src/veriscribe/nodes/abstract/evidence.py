@@ -62,7 +62,12 @@ from veriscribe.text.findings import (
     states_objective,
 )
 from veriscribe.text.numbers import ArticleNumbers
-from veriscribe.text.pointers import points_to_display, strip_pointers
+from veriscribe.text.pointers import (
+    numbered_citations,
+    points_to_display,
+    strip_numbered_citations,
+    strip_pointers,
+)
 from veriscribe.text.sentences import sentences_of
 from veriscribe.text.tokens import support_tokens
 
@@ -737,7 +742,8 @@ def certify(
     Returns every sentence in abstract order, the dropped ones included (not shown).
     """
     units = article_units(paragraphs, labels)
-    numbers = ArticleNumbers.of("\n\n".join(p.text for p in paragraphs))
+    body = "\n\n".join(p.text for p in paragraphs)
+    numbers = ArticleNumbers.of(body)
     allowed = FRAMING | terms(title).words
     records: list[SentenceRecord] = []
     shown: set[str] = set()
@@ -793,7 +799,13 @@ def certify(
         low, high = (round(words * (1 + m)) for m in (-LENGTH_MARGIN, LENGTH_MARGIN))
         _fill(records, low, high, units, paragraphs, numbers, title, shown, held)
         _trim(records, high, numbers)
-    return _without_dangling(in_reading_order(records), title)
+    records = _without_dangling(in_reading_order(records), title)
+    if numbered_citations(body):
+        # "... program reach (12).": no reference list goes with an abstract.
+        for record in records:
+            if record["status"] != "dropped":
+                record["text"] = strip_numbered_citations(record["text"])
+    return records
 
 
 _POINTS_BACK = re.compile(
