@@ -7,6 +7,7 @@ import json
 import os
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -119,6 +120,34 @@ def _checked(
     )
 
 
+WARM_CORPORA = 4
+"""Corpora whose indexes a long-running process (``serve``) keeps between questions."""
+_warm: OrderedDict[tuple[str, str, str], tuple[dict[Any, Any], dict[str, Any]]] = (
+    OrderedDict()
+)
+
+
+async def _deps(
+    store: Store, settings: Settings, corpus: str, llm: LLM, options: QAOptions
+) -> QADeps:
+    """Return the dependencies of one question, with the corpus's indexes kept warm.
+
+    The sections, their BM25 and fused indexes and the sentence vectors read back
+    from the store are built once per database, corpus and corpus version in a
+    process, and shared by the questions that follow (``serve`` answers each request
+    with a new store connection): a changed corpus has a new version and is read
+    again. At most :data:`WARM_CORPORA` are kept, the least recently asked dropped.
+    """
+    key = (str(settings.db), corpus, await db.corpus_version(store, corpus))
+    sections, indexes = _warm.pop(key, ({}, {}))
+    _warm[key] = (sections, indexes)
+    while len(_warm) > WARM_CORPORA:
+        _warm.popitem(last=False)
+    return QADeps(
+        store=store, llm=llm, options=options, _sections=sections, _indexes=indexes
+    )
+
+
 async def ask(
     settings: Settings,
     corpus: str,
@@ -137,7 +166,7 @@ async def ask(
         version = await db.corpus_version(store, corpus)
         tid = thread_key("qa", corpus, version, question, opts.key(), llm.identity)
         graph = await qa_runner(store, llm.settings.retries + 1)
-        deps = QADeps(store=store, llm=llm, options=opts)
+        deps = await _deps(store, settings, corpus, llm, opts)
         result = await run_thread(
             graph,
             deps,
@@ -262,7 +291,7 @@ class ChatSession:
             await require_corpus(store, corpus)
             llm = make_llm(settings.model, settings, store)
             graph = await qa_runner(store, llm.settings.retries + 1)
-            deps = QADeps(store=store, llm=llm, options=options or QAOptions())
+            deps = await _deps(store, settings, corpus, llm, options or QAOptions())
             session = cls(
                 store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8]
             )
