@@ -143,6 +143,8 @@ class Server:
     chats: dict[str, ChatLock] = field(default_factory=dict)
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the server drains: runs start no new article, requests are refused."""
+    warm: service.WarmIndexes = field(default_factory=service.WarmIndexes)
+    """The corpora's indexes, built by a first question and kept for the next ones."""
 
     @property
     def settings(self) -> Settings:
@@ -480,7 +482,12 @@ async def _answer(
     options = body.options()
     if body.session is None:
         return await service.ask(
-            settings, body.corpus, body.question, options=options, on_stage=on_stage
+            settings,
+            body.corpus,
+            body.question,
+            options=options,
+            on_stage=on_stage,
+            warm=server.warm,
         )
     # Two turns of one chat at once would write over each other's history.
     key = f"{body.corpus}:{body.session}"
@@ -490,7 +497,11 @@ async def _answer(
         async with (
             chat_lock.lock,
             service.ChatSession.open(
-                settings, body.corpus, session_id=body.session, options=options
+                settings,
+                body.corpus,
+                session_id=body.session,
+                options=options,
+                warm=server.warm,
             ) as chat,
         ):
             return await chat.ask(body.question, on_stage=on_stage)

@@ -20,10 +20,17 @@ from veriscribe.service.corpora import (
     show_corpus,
 )
 from veriscribe.service.doctor import doctor
-from veriscribe.service.qa import ChatSession, ask, verify_answer
+from veriscribe.service.qa import ChatSession, WarmIndexes, ask, verify_answer
 
 __all__ = ["generate_abstract", "run_abstract", "doctor", "open_store"]
 __all__ += ["BatchProgress", "run_batch", "resume_run", "list_runs", "show_run"]
 __all__ += ["work_run", "register_run", "run_results"]
 __all__ += ["IngestProgress", "add_corpus", "list_corpora"]
-__all__ += ["show_corpus", "section_text", "ChatSession", "ask", "verify_answer"]
+__all__ += [
+    "show_corpus",
+    "section_text",
+    "ChatSession",
+    "WarmIndexes",
+    "ask",
+    "verify_answer",
+]

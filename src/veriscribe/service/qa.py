@@ -7,6 +7,7 @@ import json
 import os
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -119,6 +120,48 @@ def _checked(
     )
 
 
+class WarmIndexes:
+    """A corpus's sections, indexes and vectors kept between questions by one process.
+
+    A new process (``ask``) reads the sections, builds the BM25 and fused indexes and
+    reads the sentence vectors back from the store before its first question;
+    ``serve`` holds one of these and does that once per database, corpus and corpus
+    version (a changed corpus has a new version and is read again). At most ``most``
+    corpora are kept, the least recently asked dropped.
+    """
+
+    def __init__(self, most: int = 4) -> None:
+        self.most = most
+        self._kept: OrderedDict[
+            tuple[str, str, str], tuple[dict[Any, Any], dict[str, Any]]
+        ] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def corpora(self) -> list[str]:
+        """Return the corpora kept, the least recently asked first."""
+        return [corpus for _, corpus, _ in self._kept]
+
+    async def deps(
+        self,
+        store: Store,
+        settings: Settings,
+        corpus: str,
+        llm: LLM,
+        options: QAOptions,
+    ) -> QADeps:
+        """Return the dependencies of one question, sharing what was built before."""
+        key = (str(settings.db), corpus, await db.corpus_version(store, corpus))
+        sections, indexes = self._kept.pop(key, ({}, {}))
+        self._kept[key] = (sections, indexes)
+        while len(self._kept) > self.most:
+            self._kept.popitem(last=False)
+        return QADeps(
+            store=store, llm=llm, options=options, _sections=sections, _indexes=indexes
+        )
+
+
 async def ask(
     settings: Settings,
     corpus: str,
@@ -126,8 +169,12 @@ async def ask(
     *,
     options: QAOptions | None = None,
     on_stage: OnStage | None = None,
+    warm: WarmIndexes | None = None,
 ) -> CheckedAnswer:
-    """Answer a question from a corpus with checked verbatim citations."""
+    """Answer a question from a corpus with checked verbatim citations.
+
+    ``warm``: the indexes a long-running process keeps between questions.
+    """
     if not question.strip():
         raise InputError("the question is empty")
     opts = options or QAOptions()
@@ -137,7 +184,11 @@ async def ask(
         version = await db.corpus_version(store, corpus)
         tid = thread_key("qa", corpus, version, question, opts.key(), llm.identity)
         graph = await qa_runner(store, llm.settings.retries + 1)
-        deps = QADeps(store=store, llm=llm, options=opts)
+        deps = (
+            QADeps(store=store, llm=llm, options=opts)
+            if warm is None
+            else await warm.deps(store, settings, corpus, llm, opts)
+        )
         result = await run_thread(
             graph,
             deps,
@@ -256,13 +307,22 @@ class ChatSession:
         *,
         session_id: str | None = None,
         options: QAOptions | None = None,
+        warm: WarmIndexes | None = None,
     ) -> AsyncIterator[ChatSession]:
-        """Open a chat (a new one, or the one named ``session_id`` to resume it)."""
+        """Open a chat (a new one, or the one named ``session_id`` to resume it).
+
+        ``warm``: the indexes a long-running process keeps between questions.
+        """
         async with open_store(settings) as store:
             await require_corpus(store, corpus)
             llm = make_llm(settings.model, settings, store)
             graph = await qa_runner(store, llm.settings.retries + 1)
-            deps = QADeps(store=store, llm=llm, options=options or QAOptions())
+            opts = options or QAOptions()
+            deps = (
+                QADeps(store=store, llm=llm, options=opts)
+                if warm is None
+                else await warm.deps(store, settings, corpus, llm, opts)
+            )
             session = cls(
                 store, graph, deps, corpus, session_id or uuid.uuid4().hex[:8]
             )
