@@ -2,7 +2,7 @@
 
 A new process reads the corpus's sections, builds its BM25 and fused indexes and reads
 its sentence vectors back from the store before its first question; `serve` does that
-once per corpus and keeps them (`veriscribe.service.qa.WARM_CORPORA`). Both phases run on
+once per corpus and keeps them (`veriscribe.service.WarmIndexes`). Both phases run on
 their own copy of a SQLite database holding the corpus, so that no answer is reused from
 the other phase's threads, and each question is distinct. The default path calls no model.
 
